@@ -1,0 +1,3 @@
+from ragdiff.cli.main import main
+
+raise SystemExit(main())

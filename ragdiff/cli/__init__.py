@@ -1,0 +1,1 @@
+"""The command line: `ragdiff eval | diff | history | review | demo`. Each command is one module here."""

@@ -1,0 +1,96 @@
+"""Options and loading shared by the commands, so every command reads inputs the same way."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.gold import GOLD_FORMATS, LEVELS, Gold, file_sha256, load_gold
+from ragdiff.core.metrics import EvalSettings, Metric, parse_metric
+from ragdiff.core.runs import RUN_FORMATS, Run, load_run
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def metric_list(text: str) -> list[Metric]:
+    try:
+        return [parse_metric(part) for part in text.split(",") if part.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gold", required=True, type=Path, help="gold set: label YAML, short form, qrels or BEIR folder")
+    parser.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the gold set's format outright")
+    parser.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
+    parser.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
+    parser.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
+    parser.add_argument("--threshold", type=int, default=1, help="lowest grade that counts as relevant (default 1)")
+    parser.add_argument("--level", choices=LEVELS, default="gold", help="score against gold or evidence labels")
+    parser.add_argument("--gain", choices=("linear", "exp"), default="linear", help="nDCG gain: grade or 2^grade-1")
+    parser.add_argument("--keep-first", action="store_true", help="keep the first of duplicate chunks in a query")
+    parser.add_argument("--unanswerable-as-zero", action="store_true",
+                        help="score queries with no relevant chunk as 0 in the means, as trec_eval does")
+    parser.add_argument("--corpus", type=Path, help="corpus JSONL (id, text): checked against the gold's snapshot")
+
+
+def settings_from(args: argparse.Namespace) -> EvalSettings:
+    return EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level, gain=args.gain,
+                        unanswerable_as_zero=args.unanswerable_as_zero)
+
+
+def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, list[Run]]:
+    gold = load_gold(args.gold, args.gold_format)
+    runs = [load_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths]
+    names = [r.name for r in runs]
+    for i, run in enumerate(runs):
+        if names.count(run.name) > 1:
+            run.name = str(run.path)
+    return gold, runs
+
+
+def corpus_warning(gold: Gold, corpus: Path | None) -> str | None:
+    """Plain words when the corpus given is not the snapshot the labels were made against."""
+    if corpus is None or gold.corpus_sha256 is None:
+        return None
+    if not corpus.is_file():
+        raise InputError(corpus, "no such corpus file")
+    actual = file_sha256(corpus)
+    if actual != gold.corpus_sha256:
+        return (f"warning: {corpus} is not the corpus {gold.path} was labelled against (sha256 {actual[:12]}… ≠ "
+                f"{gold.corpus_sha256[:12]}…): a score change may be the data's, not the retriever's.")
+    return None
+
+
+def stdout_console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def warn(message: str) -> None:
+    stderr_console().print(message, markup=False)
+
+
+def fmt_value(value: float | None, digits: int = 4) -> str:
+    if value is None or value != value:
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def is_tty() -> bool:
+    return sys.stdout.isatty()

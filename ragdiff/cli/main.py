@@ -1,0 +1,52 @@
+"""Entry point: parse the command line, run one command, turn bad input into one message and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ragdiff import __version__
+from ragdiff.core.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from ragdiff.cli import eval_cmd
+
+    parser = argparse.ArgumentParser(
+        prog="ragdiff",
+        description="Did retrieval get better? Score runs exactly as trec_eval does, diff two of them with "
+                    "paired significance, and review the flips in a terminal app.",
+    )
+    parser.add_argument("--version", action="version", version=f"ragdiff {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    eval_cmd.add_parser(subparsers)
+    for module in ("diff_cmd", "history_cmd", "review_cmd"):
+        try:
+            mod = __import__(f"ragdiff.cli.{module}", fromlist=["add_parser"])
+        except ModuleNotFoundError as err:
+            if err.name != f"ragdiff.cli.{module}":
+                raise
+            continue
+        mod.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except InputError as err:
+        print(f"ragdiff: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `ragdiff eval ... | head`: the reader left; say nothing more
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

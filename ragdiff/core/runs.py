@@ -1,0 +1,413 @@
+"""Loading retrieval runs: TREC, JSONL (incl. agent runs), JSON, CSV/TSV and Parquet.
+
+Every loader ends in the same polars frame, ordered and ranked:
+
+    query_id: str, chunk_id: str, score: f64 (null where the format has none), rank: u32 (1-based), line: u32
+
+Order inside a query (DESIGN.md, "Metrics"): list formats keep the order in the file, which is what the
+retriever returned; TREC runs and score maps are sorted by score descending, ties broken by chunk id in
+descending byte order — trec_eval's rule, so the numbers match it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.textio import check_file, json_error, line_of, read_text
+
+RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
+
+_EXTENSIONS = {
+    ".trec": "trec",
+    ".run": "trec",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+RUN_SCHEMA = {
+    "query_id": pl.String,
+    "chunk_id": pl.String,
+    "score": pl.Float64,
+    "rank": pl.UInt32,
+    "line": pl.UInt32,
+}
+
+# One TREC line: qid Q0 docno rank score tag, separated by any run of spaces or tabs. Like trec_eval, text
+# after the sixth column is ignored (its own fixture results.trunc has some).
+_TREC_LINE = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
+
+
+@dataclass
+class Run:
+    """A retrieval run: ranked chunk ids per query, plus what the file says about each query."""
+
+    name: str
+    path: Path
+    format: str
+    frame: pl.DataFrame
+    query_text: dict[str, str] = field(default_factory=dict)
+    # agent runs: query id -> [(search query, [chunk ids])] in the order the agent searched
+    searches: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
+
+    @property
+    def query_ids(self) -> list[str]:
+        return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
+
+
+def sniff_run_format(path: Path) -> str:
+    fmt = _EXTENSIONS.get(path.suffix.lower())
+    if fmt:
+        return fmt
+    check_file(path)
+    with path.open("rb") as handle:
+        head = handle.read(65536)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not lines:
+        raise InputError(path, "cannot tell the run's format: the file has no data lines; say it with --format")
+    first = lines[0].strip()
+    if first.startswith("{"):
+        try:
+            json.loads(first)
+            return "jsonl"
+        except json.JSONDecodeError:
+            return "json"
+    if first.startswith("["):
+        return "json"
+    if "\t" in first and "query_id" in first.split("\t"):
+        return "tsv"
+    if "," in first and "query_id" in first.split(","):
+        return "csv"
+    columns = len(first.split())
+    if columns == 6:
+        return "trec"
+    if columns == 4:
+        raise InputError(path, "looks like qrels (4 columns), not a run; a run has 6 (qid Q0 chunk rank score tag)", 1)
+    raise InputError(
+        path,
+        f"cannot tell the run's format from the extension {path.suffix or '(none)'!r} or the content; "
+        f"say it with --format {'|'.join(RUN_FORMATS)}",
+    )
+
+
+def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False, name: str | None = None) -> Run:
+    """Load a run file. Duplicate chunks within a query are an error naming both lines unless keep_first."""
+    path = Path(path)
+    check_file(path)
+    fmt = fmt or sniff_run_format(path)
+    if fmt not in RUN_FORMATS:
+        raise InputError(path, f"unknown run format {fmt!r}; expected one of {', '.join(RUN_FORMATS)}")
+    query_text: dict[str, str] = {}
+    searches: dict[str, list[tuple[str, list[str]]]] = {}
+    if fmt == "trec":
+        frame, sort_by_score = _load_trec(path), True
+    elif fmt == "jsonl":
+        frame, sort_by_score = _load_jsonl(path, query_text, searches), False
+    elif fmt == "json":
+        frame, sort_by_score = _load_json(path, query_text)
+    else:
+        frame, sort_by_score = _load_table(path, fmt)
+    if frame.height == 0:
+        raise InputError(path, "the run has no results; expected at least one ranked chunk")
+    frame = _dedupe(path, frame, keep_first, allow=bool(searches))
+    frame = _order(frame, sort_by_score)
+    return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
+
+
+def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
+    if sort_by_score == "rank":
+        # the file gave explicit ranks: they are the order (ties fall back to trec_eval's rule)
+        frame = frame.sort(["query_id", "rank", "score", "chunk_id"], descending=[False, False, True, True],
+                           nulls_last=True)
+    elif sort_by_score:
+        frame = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True])
+    else:
+        frame = frame.sort(["query_id", "line"], maintain_order=True)
+    return frame.with_columns(
+        rank=(pl.int_range(pl.len(), dtype=pl.UInt32).over("query_id") + 1),
+    ).select(list(RUN_SCHEMA))
+
+
+def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> pl.DataFrame:
+    """Agent runs keep the first sighting of each chunk (the union, first-seen); other runs must not repeat one."""
+    if allow or keep_first:
+        return frame.sort("line").unique(subset=["query_id", "chunk_id"], keep="first", maintain_order=True)
+    dup_mask = frame.select(pl.struct("query_id", "chunk_id").is_duplicated()).to_series()
+    if dup_mask.any():
+        dups = frame.filter(dup_mask).sort("line")
+        first = dups.row(0, named=True)
+        same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("chunk_id") == first["chunk_id"]))
+        lines = same.get_column("line").to_list()
+        raise InputError(
+            path,
+            f"chunk {first['chunk_id']!r} appears twice for query {first['query_id']!r} (lines {lines[0]} and "
+            f"{lines[1]}); expected each chunk once per query (use --keep-first to keep the first)",
+            lines[1],
+        )
+    return frame
+
+
+def _lines_frame(text: str) -> pl.DataFrame:
+    """One row per physical line with its 1-based number, comment and blank lines dropped."""
+    lines = pl.Series("raw", [text]).str.split("\n").explode()
+    return (
+        lines.to_frame()
+        .with_row_index("line", offset=1)
+        .with_columns(pl.col("raw").str.strip_suffix("\r"))
+        .filter(pl.col("raw").str.strip_chars() != "")
+        .filter(~pl.col("raw").str.strip_chars_start().str.starts_with("#"))
+    )
+
+
+def _load_trec(path: Path) -> pl.DataFrame:
+    text = read_text(path)
+    lines = _lines_frame(text)
+    del text
+    parsed = lines.with_columns(parts=pl.col("raw").str.extract_groups(_TREC_LINE)).with_columns(
+        query_id=pl.col("parts").struct.field("1"),
+        chunk_id=pl.col("parts").struct.field("3"),
+        rank_raw=pl.col("parts").struct.field("4"),
+        score_raw=pl.col("parts").struct.field("5"),
+    )
+    bad = parsed.filter(pl.col("query_id").is_null())
+    if bad.height:
+        row = bad.row(0, named=True)
+        found = len(row["raw"].split())
+        raise InputError(
+            path, f"expected 6 columns (qid Q0 chunk rank score tag), found {found}", row["line"]
+        )
+    parsed = parsed.with_columns(
+        score=pl.col("score_raw").cast(pl.Float64, strict=False),
+        rank=pl.col("rank_raw").cast(pl.Int64, strict=False),
+    )
+    _check_scores(path, parsed)
+    bad_rank = parsed.filter(pl.col("rank").is_null() | (pl.col("rank") < 0))
+    if bad_rank.height:
+        row = bad_rank.row(0, named=True)
+        raise InputError(path, f"rank {row['rank_raw']!r} is not a whole number >= 0 (column 4)", row["line"])
+    return parsed.select(
+        "query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"), pl.col("line").cast(pl.UInt32)
+    )
+
+
+def _check_scores(path: Path, frame: pl.DataFrame, raw: str = "score_raw") -> None:
+    bad = frame.filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise InputError(path, f"score {row[raw]!r} is not a finite number", row["line"])
+
+
+def _result_items(path: Path, results, line: int, where: str) -> tuple[list[str], list[float | None]]:
+    if not isinstance(results, list):
+        raise InputError(path, f"{where} must be a list of chunk ids or {{\"id\", \"score\"}} objects", line)
+    if all(type(item) is str for item in results):
+        return results, [None] * len(results)
+    chunks: list[str] = []
+    scores: list[float | None] = []
+    for item in results:
+        if isinstance(item, str):
+            chunks.append(item)
+            scores.append(None)
+        elif isinstance(item, dict) and isinstance(item.get("id", item.get("chunk_id")), (str, int)):
+            chunk = item.get("id", item.get("chunk_id"))
+            score = item.get("score")
+            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                      or not math.isfinite(score)):
+                raise InputError(path, f"score {score!r} of chunk {chunk!r} is not a finite number", line)
+            chunks.append(str(chunk))
+            scores.append(None if score is None else float(score))
+        else:
+            raise InputError(path, f"{where}: expected a chunk id string or {{\"id\", \"score\"}}, found {item!r:.60}",
+                             line)
+    return chunks, scores
+
+
+def _load_jsonl(path: Path, query_text: dict[str, str], searches: dict, text: str | None = None) -> pl.DataFrame:
+    text = read_text(path) if text is None else text
+    qids: list[str] = []
+    chunks: list[str] = []
+    scores: list[float | None] = []
+    lines: list[int] = []
+    seen_queries: dict[str, int] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"invalid JSON ({err.msg}); expected one JSON object per line", number) from None
+        if not isinstance(record, dict):
+            raise InputError(path, "expected a JSON object {\"query_id\", \"results\"} on each line", number)
+        qid = record.get("query_id", record.get("qid"))
+        if qid is None and isinstance(record.get("query"), str):
+            qid = record["query"]
+        if not isinstance(qid, (str, int)) or isinstance(qid, bool):
+            raise InputError(path, "missing \"query_id\" (a string); expected {\"query_id\", \"results\"}", number)
+        qid = str(qid)
+        if qid in seen_queries:
+            raise InputError(path, f"query {qid!r} appears twice (lines {seen_queries[qid]} and {number}); "
+                                   "expected one line per query", number)
+        seen_queries[qid] = number
+        if isinstance(record.get("query"), str):
+            query_text[qid] = record["query"]
+        if "searches" in record:
+            if not isinstance(record["searches"], list):
+                raise InputError(path, "\"searches\" must be a list of {\"query\", \"results\"}", number)
+            collected: list[tuple[str, list[str]]] = []
+            for index, search in enumerate(record["searches"], start=1):
+                if not isinstance(search, dict):
+                    raise InputError(path, f"search {index} must be an object {{\"query\", \"results\"}}", number)
+                got, got_scores = _result_items(path, search.get("results"), number, f"search {index} \"results\"")
+                collected.append((str(search.get("query", "")), got))
+                chunks.extend(got)
+                scores.extend(got_scores)
+                qids.extend([qid] * len(got))
+                lines.extend([number] * len(got))
+            searches[qid] = collected
+            continue
+        if "results" not in record:
+            raise InputError(path, "missing \"results\"; expected {\"query_id\", \"results\": [...]}", number)
+        got, got_scores = _result_items(path, record["results"], number, "\"results\"")
+        chunks.extend(got)
+        scores.extend(got_scores)
+        qids.extend([qid] * len(got))
+        lines.extend([number] * len(got))
+    frame = pl.DataFrame(
+        {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines},
+        schema={"query_id": pl.String, "chunk_id": pl.String, "score": pl.Float64, "line": pl.UInt32},
+    )
+    # within a line, keep the list order: a secondary position column makes the sort stable and explicit
+    return frame.with_columns(rank=pl.lit(0, dtype=pl.UInt32))
+
+
+def _unique_pairs_hook(path: Path, text: str):
+    def hook(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                first = line_of(text, json.dumps(key))
+                second = line_of(text, json.dumps(key), text.find(json.dumps(key)) + 1)
+                raise InputError(path, f"key {key!r} appears twice (lines {first} and {second}); "
+                                       "expected each query once", second)
+            seen.add(key)
+        return dict(pairs)
+
+    return hook
+
+
+def _load_json(path: Path, query_text: dict[str, str]) -> tuple[pl.DataFrame, bool]:
+    text = read_text(path)
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_pairs_hook(path, text))
+    except json.JSONDecodeError as err:
+        raise json_error(path, text, err) from None
+    except RecursionError:
+        raise InputError(path, "JSON nested too deeply; expected {query: [chunk ids]}") from None
+    if isinstance(data, list):
+        # a JSON array of JSONL-style records: item N is read as line N
+        return _load_jsonl(path, query_text, {}, "\n".join(json.dumps(item) for item in data)), False
+    if not isinstance(data, dict):
+        raise InputError(path, "expected a JSON object {query: [chunk ids]} or {query: {chunk: score}}", 1)
+    qids: list[str] = []
+    chunks: list[str] = []
+    scores: list[float | None] = []
+    lines_out: list[int] = []
+    shapes = set()
+    for qid, value in data.items():
+        number = line_of(text, json.dumps(qid)) or 1
+        if isinstance(value, list):
+            shapes.add("list")
+            got, got_scores = _result_items(path, value, number, f"query {qid!r}")
+        elif isinstance(value, dict):
+            shapes.add("map")
+            got, got_scores = [], []
+            for chunk, score in value.items():
+                if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                    raise InputError(path, f"score of chunk {chunk!r} for query {qid!r} is {score!r}; "
+                                           "expected a finite number", line_of(text, json.dumps(chunk), number) or number)
+                got.append(chunk)
+                got_scores.append(float(score))
+        else:
+            raise InputError(path, f"query {qid!r}: expected a list of chunk ids or a map {{chunk: score}}, "
+                                   f"found {type(value).__name__}", number)
+        qids.extend([qid] * len(got))
+        chunks.extend(got)
+        scores.extend(got_scores)
+        lines_out.extend([number] * len(got))
+    if len(shapes) > 1:
+        raise InputError(path, "mixes lists and score maps; expected one shape for every query")
+    frame = pl.DataFrame(
+        {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines_out},
+        schema={"query_id": pl.String, "chunk_id": pl.String, "score": pl.Float64, "line": pl.UInt32},
+    ).with_columns(rank=pl.lit(0, dtype=pl.UInt32))
+    # many results share a line here; _order's stable sort keeps their list order
+    return frame, shapes == {"map"}
+
+
+_QUERY_COLUMNS = ("query_id", "qid", "query-id", "topic")
+_CHUNK_COLUMNS = ("chunk_id", "doc_id", "docid", "docno", "corpus-id", "chunk")
+
+
+def _load_table(path: Path, fmt: str) -> tuple[pl.DataFrame, str | bool]:
+    if fmt == "parquet":
+        try:
+            frame = pl.read_parquet(path)
+        except Exception as err:  # polars raises several types for a bad parquet file
+            raise InputError(path, f"not a readable Parquet file ({type(err).__name__}); "
+                                   "expected columns query_id, chunk_id and rank or score") from None
+        frame = frame.with_row_index("line", offset=1)
+        first_line = 1
+    else:
+        read_text(path)  # empty, binary and encoding errors, with their line
+        try:
+            frame = pl.read_csv(path, separator="," if fmt == "csv" else "\t", infer_schema=False,
+                                quote_char='"' if fmt == "csv" else None, encoding="utf8-lossy")
+        except Exception as err:
+            raise InputError(path, f"not a readable {fmt.upper()} file: {str(err).splitlines()[0][:200]}") from None
+        frame = frame.with_row_index("line", offset=2)  # line 1 is the header
+        first_line = 2
+    columns = {c.strip().lower(): c for c in frame.columns}
+    qcol = next((columns[c] for c in _QUERY_COLUMNS if c in columns), None)
+    ccol = next((columns[c] for c in _CHUNK_COLUMNS if c in columns), None)
+    rcol = columns.get("rank")
+    scol = columns.get("score")
+    if qcol is None or ccol is None or (rcol is None and scol is None):
+        raise InputError(path, f"columns are {frame.columns[:8]}; expected query_id, chunk_id and rank or score",
+                         first_line - 1 if fmt != "parquet" else None)
+    out = frame.select(
+        pl.col(qcol).cast(pl.String).alias("query_id"),
+        pl.col(ccol).cast(pl.String).alias("chunk_id"),
+        (pl.col(scol).cast(pl.String) if scol else pl.lit(None, dtype=pl.String)).alias("score_raw"),
+        (pl.col(rcol).cast(pl.String) if rcol else pl.lit(None, dtype=pl.String)).alias("rank_raw"),
+        pl.col("line").cast(pl.UInt32),
+    )
+    missing = out.filter(pl.col("query_id").is_null() | pl.col("chunk_id").is_null())
+    if missing.height:
+        raise InputError(path, "empty query_id or chunk_id", missing.row(0, named=True)["line"])
+    out = out.with_columns(
+        score=pl.col("score_raw").str.strip_chars().cast(pl.Float64, strict=False),
+        rank=pl.col("rank_raw").str.strip_chars().cast(pl.Int64, strict=False),
+    )
+    if scol:
+        _check_scores(path, out)
+    if rcol:
+        bad = out.filter(pl.col("rank").is_null() | (pl.col("rank") < 0))
+        if bad.height:
+            row = bad.row(0, named=True)
+            raise InputError(path, f"rank {row['rank_raw']!r} is not a whole number >= 0", row["line"])
+    out = out.with_columns(pl.col("rank").cast(pl.UInt32)).select("query_id", "chunk_id", "score", "rank", "line")
+    return out, ("rank" if rcol else True)

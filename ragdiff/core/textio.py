@@ -1,0 +1,50 @@
+"""Reading input files as text, with every failure turned into an InputError that names the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdiff.core.errors import InputError, line_of_offset
+
+
+def check_file(path: Path) -> None:
+    if not path.exists():
+        raise InputError(path, "no such file")
+    if path.is_dir():
+        raise InputError(path, "is a folder; expected a file")
+
+
+def read_text(path: str | Path) -> str:
+    """The whole file as text: UTF-8 (a BOM is dropped), CRLF left for the parsers to strip.
+
+    Binary data and invalid UTF-8 are errors with the line where they start.
+    """
+    path = Path(path)
+    check_file(path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(path, f"cannot read: {err.strerror}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if not data.strip():
+        raise InputError(path, "the file is empty")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(path, "binary data (a NUL byte); expected a text file", line)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError(path, f"invalid UTF-8 (byte 0x{data[err.start]:02x}); expected UTF-8 text", line) from None
+
+
+def json_error(path: Path, text: str, err) -> InputError:
+    """An InputError from a json.JSONDecodeError, keeping its line."""
+    return InputError(path, f"invalid JSON ({err.msg}, column {err.colno})", err.lineno)
+
+
+def line_of(text: str, needle: str, start: int = 0) -> int | None:
+    at = text.find(needle, start)
+    return None if at < 0 else line_of_offset(text, at)
