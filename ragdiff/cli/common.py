@@ -78,12 +78,9 @@ def stdout_console() -> Console:
     return Console(highlight=False, soft_wrap=False)
 
 
-def stderr_console() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
 def warn(message: str) -> None:
-    stderr_console().print(message, markup=False)
+    # plain print: one unwrapped line that scripts can grep
+    print(message, file=sys.stderr)
 
 
 def fmt_value(value: float | None, digits: int = 4) -> str:

@@ -1,0 +1,83 @@
+"""Chunk text from a corpus JSONL (`id` or `_id`, `text`, optional `title`), read lazily.
+
+A corpus can hold hundreds of thousands of chunks; the review screen needs a handful at a time. One pass
+records where each line starts (no text is kept), and a chunk is read by seeking to its line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.textio import check_file
+
+# the id is found without parsing the whole line; the line is parsed only when its text is asked for
+_ID = re.compile(rb'"_?id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    text: str
+    title: str | None = None
+
+
+class Corpus:
+    def __init__(self, path: str | Path, cache_size: int = 512):
+        self.path = Path(path)
+        check_file(self.path)
+        self._offsets: dict[str, tuple[int, int]] | None = None
+        self._cache: OrderedDict[str, Chunk | None] = OrderedDict()
+        self._cache_size = cache_size
+
+    def index(self) -> dict[str, tuple[int, int]]:
+        """id -> (byte offset, line number). Built once, on first use (call it from a worker)."""
+        if self._offsets is None:
+            offsets: dict[str, tuple[int, int]] = {}
+            with self.path.open("rb") as handle:
+                offset = 0
+                for number, line in enumerate(handle, start=1):
+                    match = _ID.search(line)
+                    if match:
+                        raw = match.group(1)
+                        key = json.loads(raw) if raw.startswith(b'"') else raw.decode()
+                        offsets.setdefault(str(key), (offset, number))
+                    elif line.strip():
+                        raise InputError(self.path, "expected {\"id\", \"text\"} on each line", number)
+                    offset += len(line)
+            self._offsets = offsets
+        return self._offsets
+
+    def __contains__(self, chunk_id: str) -> bool:
+        return chunk_id in self.index()
+
+    def __len__(self) -> int:
+        return len(self.index())
+
+    def get(self, chunk_id: str) -> Chunk | None:
+        if chunk_id in self._cache:
+            self._cache.move_to_end(chunk_id)
+            return self._cache[chunk_id]
+        where = self.index().get(chunk_id)
+        chunk = None
+        if where is not None:
+            offset, number = where
+            with self.path.open("rb") as handle:
+                handle.seek(offset)
+                raw = handle.readline()
+            try:
+                record = json.loads(raw.decode("utf-8-sig"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise InputError(self.path, f"invalid JSON line ({err}); expected {{\"id\", \"text\"}}", number) from None
+            if not isinstance(record, dict):
+                raise InputError(self.path, "expected {\"id\", \"text\"} on each line", number)
+            title = record.get("title")
+            chunk = Chunk(id=chunk_id, text=str(record.get("text", "")), title=None if title is None else str(title))
+        self._cache[chunk_id] = chunk
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return chunk
