@@ -44,7 +44,8 @@ CASES = {
                                "not a whole number"),
     "yaml bad syntax": ("gold.yaml", "queries:\n  - id: q1\n    gold: [c1\n", "gold", None, "invalid YAML"),
     "yaml alias bomb": ("gold.yaml", "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "gold", 2, "alias"),
-    "yaml query without gold": ("gold.yaml", "queries:\n  - id: q1\n    text: hello\n", "gold", 2, "no \"gold\""),
+    "yaml query that is not a map": ("gold.yaml", "queries:\n  - id: q1\n    gold: [a]\n  - just text\n", "gold", 4,
+                                     "expected a map"),
     "json gold nesting bomb": ("gold.json", "[" * 100000 + "]" * 100000, "gold", None, "nested too deeply"),
 }
 

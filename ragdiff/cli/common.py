@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+import polars as pl
 from rich.console import Console
 
+from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
 from ragdiff.core.gold import GOLD_FORMATS, LEVELS, Gold, file_sha256, load_gold
 from ragdiff.core.metrics import EvalSettings, Metric, parse_metric
@@ -55,10 +57,36 @@ def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, 
     gold = load_gold(args.gold, args.gold_format)
     runs = [load_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths]
     names = [r.name for r in runs]
-    for i, run in enumerate(runs):
+    for run in runs:
         if names.count(run.name) > 1:
             run.name = str(run.path)
+        check_run_matches_gold(run, gold)
     return gold, runs
+
+
+def check_run_matches_gold(run: Run, gold: Gold) -> None:
+    """A run that shares no query with the gold set is almost surely the wrong file: stop and say so."""
+    known = set(gold.queries["query_id"].to_list()) | set(gold.aliases())
+    run_ids = run.query_ids
+    if not known.intersection(run_ids):
+        sample = ", ".join(repr(q) for q in run_ids[:3])
+        raise InputError(run.path, f"none of the run's {len(run_ids)} query ids ({sample}{' …' if len(run_ids) > 3 else ''}) "
+                                   f"is in the gold set {gold.path}; expected the same query ids or texts — is this "
+                                   "the right file?")
+
+
+def check_run_matches_corpus(run: Run, corpus: Corpus) -> str | None:
+    """Chunk ids the corpus does not know: none known is an error (another corpus), some is a warning."""
+    ids = run.frame.get_column("chunk_id").unique()
+    index = corpus.index()
+    missing = ids.filter(~ids.is_in(pl.Series(list(index.keys()), dtype=pl.String).implode()))
+    if missing.len() == 0:
+        return None
+    if missing.len() == ids.len():
+        raise InputError(run.path, f"none of its {ids.len()} chunk ids is in the corpus {corpus.path}; "
+                                   "expected a run over that corpus — a run from another corpus?")
+    return (f"warning: {missing.len()} of {ids.len()} chunk ids in {run.path} are not in {corpus.path} "
+            f"(e.g. {missing.sort()[0]!r}): a run from another corpus snapshot?")
 
 
 def corpus_warning(gold: Gold, corpus: Path | None) -> str | None:

@@ -9,8 +9,9 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from ragdiff.cli.common import (add_input_options, corpus_warning, fmt_value, load_inputs, metric_list,
+from ragdiff.cli.common import (add_input_options, check_run_matches_corpus, corpus_warning, fmt_value, load_inputs, metric_list,
                                 settings_from, stdout_console, warn)
+from ragdiff.core.corpus import Corpus
 from ragdiff.core.metrics import RunEval, default_metrics, evaluate
 
 
@@ -32,8 +33,11 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
     evals = [evaluate(r, gold, settings, metrics) for r in runs]
-    warning = corpus_warning(gold, args.corpus)
-    if warning:
+    warnings = [corpus_warning(gold, args.corpus)]
+    if args.corpus:
+        corpus = Corpus(args.corpus)
+        warnings += [check_run_matches_corpus(r, corpus) for r in runs]
+    for warning in filter(None, warnings):
         warn(warning)
     if args.log:
         from ragdiff.core.history import append_runs

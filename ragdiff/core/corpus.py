@@ -44,7 +44,10 @@ class Corpus:
                     match = _ID.search(line)
                     if match:
                         raw = match.group(1)
-                        key = json.loads(raw) if raw.startswith(b'"') else raw.decode()
+                        try:
+                            key = json.loads(raw.decode("utf-8")) if raw.startswith(b'"') else raw.decode()
+                        except (UnicodeDecodeError, json.JSONDecodeError):
+                            raise InputError(self.path, "the id is not a valid JSON string in UTF-8", number) from None
                         offsets.setdefault(str(key), (offset, number))
                     elif line.strip():
                         raise InputError(self.path, "expected {\"id\", \"text\"} on each line", number)
