@@ -20,8 +20,11 @@ test: $(STAMP)
 screenshots: $(STAMP)
 	$(PY) scripts/make_screenshots.py
 
+# torch first and pinned: the CPU build on this machine's disk, not the multi-GB CUDA build a bare
+# dependency would pull
 sample: $(STAMP)
-	$(PY) -m pip install -q -e '.[sample]'
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[sample]' torch==2.13.0
 	$(PY) scripts/build_sample_runs.py
 
 bench: $(STAMP)

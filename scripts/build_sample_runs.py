@@ -98,6 +98,25 @@ QUERIES: list[tuple[str, str]] = [
     ("q54", "react useEffect cleanup"),
     ("q55", "postgres connection pool"),
     ("q56", "docker compose env file"),
+    # Added after the first count of flips came out short (1 hit->miss): identifiers and constants pasted
+    # from code or a traceback, the other half of what people type. Written before their results were seen.
+    ("q57", "SO_REUSEADDR address already in use"),
+    ("q58", "strftime %Y %m %d codes"),
+    ("q59", "RFC 2822 date header"),
+    ("q60", "WNOHANG waitpid"),
+    ("q61", "ROUND_HALF_EVEN default rounding"),
+    ("q62", "getaddrinfo AF_INET6"),
+    ("q63", "maxBytes backupCount"),
+    ("q64", "object_pairs_hook"),
+    # Second batch, after that still gave 2: a single rare option or constant, as typed from memory.
+    ("q65", "preexec_fn"),
+    ("q66", "close_fds default true?"),
+    ("q67", "surrogateescape"),
+    ("q68", "tm_isdst -1 meaning"),
+    ("q69", "SIGCHLD handler"),
+    ("q70", "cafile capath"),
+    ("q71", "skipinitialspace"),
+    ("q72", "TIME_WAIT"),
 ]
 
 # ---------------------------------------------------------------------------------------------
