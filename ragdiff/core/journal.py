@@ -1,0 +1,175 @@
+"""The append-only journal beside a label file: who marked what, when, from which run and rank.
+
+One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every line is fsync'd before the call
+returns. A write of the label file is bracketed by two lines:
+
+- an *op* line (``"type": "mark"`` or ``"type": "undo"``) written BEFORE the label file is replaced, holding
+  everything needed to redo or undo it (query, chunk, label, grade, the previous label and grade, the
+  sha256 of the file before and after, and a line patch that turns one into the other);
+- a ``"type": "saved"`` line written AFTER the rename (or ``"failed"`` when the write failed).
+
+An op with neither is *unconfirmed*: the program stopped between the two. On the next start the label file
+itself says which way it went (its sha256 is the op's ``before_sha256`` or ``after_sha256``), see
+``LabelFile``. Nothing is ever rewritten or deleted here; a torn last line (a crash mid-append) is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+JOURNAL_SUFFIX = ".ragdiff-journal.jsonl"
+FORMAT_VERSION = 1
+
+
+def journal_path(label_path: str | Path) -> Path:
+    label_path = Path(label_path)
+    return label_path.with_name(label_path.name + JOURNAL_SUFFIX)
+
+
+def utc_now() -> str:
+    """UTC ISO 8601 with an explicit offset, to the microsecond (journal lines sort by it)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def _fsync_dir(folder: Path) -> None:
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class Journal:
+    """Append-only JSON lines, each one fsync'd. Raises OSError when it cannot write (the caller words it)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def append(self, record: dict) -> None:
+        record = {"v": FORMAT_VERSION, **record}
+        data = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        created = not self.path.exists()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            # a torn last line from an earlier crash would glue onto this one: start on a fresh line
+            size = os.fstat(fd).st_size
+            if size:
+                with open(self.path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.path.parent)
+
+    def read(self) -> list[dict]:
+        """Every whole record in order; a line that does not parse (a torn write) is skipped."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in raw.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if isinstance(rec, dict) and "type" in rec:
+                records.append(rec)
+        return records
+
+
+@dataclass
+class Op:
+    """One mark or undo from the journal, with what became of it."""
+
+    record: dict
+    status: str | None = None  # "saved" | "failed" | "dropped" | None (unconfirmed)
+    recovered: bool = False  # confirmed on a later start from the file's content, not by a "saved" line
+    undone_by: str | None = None  # id of the saved undo op that reverted this mark
+    retried_by: str | None = None  # id of a later op that re-applied this failed mark
+
+    @property
+    def id(self) -> str:
+        return self.record["id"]
+
+    @property
+    def kind(self) -> str:
+        return self.record["type"]
+
+
+@dataclass
+class Replay:
+    ops: dict[str, Op] = field(default_factory=dict)  # in journal order
+
+    def undo_stack(self) -> list[Op]:
+        """Saved marks not yet undone, oldest first: what `u` walks back through."""
+        return [
+            op
+            for op in self.ops.values()
+            if op.kind == "mark" and op.status == "saved" and op.undone_by is None
+        ]
+
+    def unconfirmed(self) -> list[Op]:
+        """Ops with neither "saved" nor "failed" after them, and not superseded by a retry."""
+        return [op for op in self.ops.values() if op.status is None and op.retried_by is None]
+
+    def failed(self) -> list[Op]:
+        """Marks whose write failed and that were neither re-applied nor dropped."""
+        return [
+            op
+            for op in self.ops.values()
+            if op.kind == "mark" and op.status == "failed" and op.retried_by is None
+        ]
+
+
+def replay(records: list[dict]) -> Replay:
+    state = Replay()
+    for rec in records:
+        kind = rec.get("type")
+        if kind in ("mark", "undo") and "id" in rec:
+            op = Op(rec)
+            if rec.get("noop"):
+                op.status = "saved"  # nothing to write, nothing that can be lost
+            state.ops[rec["id"]] = op
+            retry_of = rec.get("retry_of")
+            if retry_of in state.ops:
+                state.ops[retry_of].retried_by = rec["id"]
+        elif kind in ("saved", "failed", "dropped"):
+            op = state.ops.get(rec.get("id"))
+            if op is None:
+                continue
+            op.status = kind
+            op.recovered = bool(rec.get("recovered"))
+        if kind in ("saved",):
+            op = state.ops.get(rec.get("id"))
+            if op is not None and op.kind == "undo":
+                target = state.ops.get(op.record.get("undoes"))
+                if target is not None:
+                    target.undone_by = op.id
+    # a noop undo is saved at once too
+    for op in state.ops.values():
+        if op.kind == "undo" and op.status == "saved":
+            target = state.ops.get(op.record.get("undoes"))
+            if target is not None and target.undone_by is None:
+                target.undone_by = op.id
+    return state
