@@ -1,10 +1,23 @@
-"""Comparing two evaluated runs query by query: flips at k (more comes with `ragdiff diff`)."""
+"""Comparing two evaluated runs query by query: per-metric change with a paired test, flips at k, how far the
+ranked lists moved, and which k (the reranker's opportunity).
+
+`compare(ev_a, ev_b, gold=gold)` returns a `Diff`; the CLI (`ragdiff diff`) and the review app both read it.
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+
 import polars as pl
 
-from ragdiff.core.metrics import Metric, RunEval
+from ragdiff.core.gold import Gold
+from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
+from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, paired_test
+
+MIN_QUERIES_FOR_VERDICT = 30  # the lesson: under about thirty queries, read the results by hand
+JUDGED_GAP = 0.10  # judged@k gap between the runs above which the less-judged run's scores are understated
+RBO_P = 0.9
 
 
 def paired(ev_a: RunEval, ev_b: RunEval, metric: Metric) -> pl.DataFrame:
@@ -23,3 +36,507 @@ def flips(ev_a: RunEval, ev_b: RunEval, k: int) -> tuple[list[str], list[str]]:
     hit_to_miss = pairs.filter((pl.col("a") > 0) & (pl.col("b") == 0)).get_column("query_id").to_list()
     miss_to_hit = pairs.filter((pl.col("a") == 0) & (pl.col("b") > 0)).get_column("query_id").to_list()
     return hit_to_miss, miss_to_hit
+
+
+_flip_ids = flips  # `compare` takes a keyword named flips (the number of sign flips)
+
+
+def diff_metrics(k: int, depth: int) -> list[Metric]:
+    """What `ragdiff diff` reports: recall at k and at depth, recall_frac, precision beside recall, MRR, nDCG,
+    and judged@k (label coverage of what each run showed)."""
+    out = [Metric("recall", k), Metric("recall", depth), Metric("recall_frac", k), Metric("precision", k),
+           Metric("mrr"), Metric("ndcg", k), Metric("judged", k)]
+    return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the result
+
+
+@dataclass
+class MetricDiff:
+    """One metric: A, B, the change, what it is worth in queries, and whether it is more than noise."""
+
+    metric: Metric
+    a: float  # mean over the queries A was scored on (what `ragdiff eval` prints)
+    b: float
+    delta: float  # b − a
+    n: int  # queries paired for the test (judged@k leaves out queries a run returned nothing for)
+    queries_worth: float  # delta × n: for recall@k the net number of queries that flipped
+    p_value: float  # paired sign-flip test, two-sided; nan when nothing was paired
+    ci95: tuple[float, float]  # bootstrap 95% interval of the mean change
+    method: str  # "exact" (all 2^n sign flips), "sign-flip" (sampled) or "none"
+    verdict: str  # "gain", "drop", "noise", "same", "by hand" (under 30 queries), "n/a"
+    sentence: str  # one line a team can act on: summary + verdict
+    per_query: pl.DataFrame  # query_id, a, b, delta (gold order)
+    summary: str = ""  # the numbers alone: 'recall@5 +0.040 = +2 of 50 queries, p = 0.62'
+
+    @property
+    def name(self) -> str:
+        return self.metric.name
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("gain", "drop")
+
+    @property
+    def short_verdict(self) -> str:
+        """For a header line: 'inside the noise', 'a real drop', …"""
+        return VERDICT_WORDS.get(self.verdict, self.verdict)
+
+
+VERDICT_WORDS = {
+    "gain": "a real gain",
+    "drop": "a real drop",
+    "noise": "inside the noise",
+    "same": "no change",
+    "by hand": "too few queries: read these by hand",
+    "n/a": "nothing to compare",
+}
+
+
+@dataclass
+class Flip:
+    query_id: str
+    text: str | None
+    direction: str  # "hit_to_miss" or "miss_to_hit"
+    a_rank: int | None  # rank of the first relevant chunk in A (None: not retrieved)
+    b_rank: int | None
+
+
+@dataclass
+class Opportunity:
+    """The reranker's opportunity for one run: gold in the top depth but not in the top k."""
+
+    run: str
+    k: int
+    depth: int
+    recall_k: float
+    recall_depth: float
+    queries: list[str]  # query ids, gold order
+
+    @property
+    def count(self) -> int:
+        return len(self.queries)
+
+
+@dataclass
+class Overlap:
+    """How far the ranked lists moved between A and B."""
+
+    k: int
+    depth: int
+    p: float
+    per_query: pl.DataFrame  # query_id, jaccard (top k), rbo (top depth, extrapolated)
+    mean_jaccard: float
+    mean_rbo: float
+
+
+@dataclass
+class Diff:
+    a_name: str
+    b_name: str
+    settings: EvalSettings
+    scored: list[str]  # queries both runs were scored on, gold order
+    unanswerable: list[str]
+    metrics: list[MetricDiff]
+    hit_to_miss: list[Flip]
+    miss_to_hit: list[Flip]
+    overlap: Overlap | None
+    opportunity: dict[str, Opportunity]  # "a" / "b"; empty without recall@k and recall@depth
+    judged_warning: str | None
+    regressions: list[Flip]  # queries the gold file marks `regression: true` that miss at k in B
+    alpha: float
+    flips: int
+    seed: int
+    query_text: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.scored)
+
+    @property
+    def by_hand(self) -> bool:
+        """Under 30 scored queries: no verdict, read the flipped queries by hand."""
+        return self.n < MIN_QUERIES_FOR_VERDICT
+
+    def metric(self, name: str) -> MetricDiff | None:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        return None
+
+    @property
+    def significant_drops(self) -> list[MetricDiff]:
+        """Quality metrics that dropped with p < alpha (judged@k is label coverage, not quality)."""
+        return [m for m in self.metrics if m.verdict == "drop" and m.metric.family != "judged"]
+
+    def failures(self) -> list[str]:
+        """Why `--fail-on-regression` fails: one line per reason; empty when it passes."""
+        reasons = [f"regression query {f.query_id}"
+                   + (f" ({f.text})" if f.text and f.text != f.query_id else "")
+                   + f" misses at k={self.settings.k} in B" for f in self.regressions]
+        reasons += [f"{m.name} dropped: {m.sentence}" for m in self.significant_drops]
+        return reasons
+
+    def headline(self) -> str:
+        """One line for the app's header: each metric's A, B, Δ, query-worth and verdict."""
+        parts = []
+        for m in self.metrics:
+            parts.append(f"{m.name} {_fmt(m.a)} {_fmt(m.b)} Δ{_signed(m.delta)} ({_worth(m)}, "
+                         f"p={_fmt_p(m.p_value)} {m.short_verdict})")
+        return " · ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# formatting shared with the CLI
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def _signed(value: float | None, digits: int = 3) -> str:
+    if value is None or value != value:
+        return "—"
+    if abs(value) < 0.5 * 10 ** -digits:
+        return f"{0.0:.{digits}f}"
+    return f"{value:+.{digits}f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{value:.0%}"
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None or p != p:
+        return "—"
+    if p < 0.001:
+        return "<0.001" if p < 0.0005 else f"{p:.4f}"
+    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+
+
+def _is_count_metric(metric: Metric) -> bool:
+    return metric.family == "recall"
+
+
+def _worth(m: MetricDiff) -> str:
+    if m.n == 0:
+        return "no queries"
+    if _is_count_metric(m.metric):
+        count = int(round(m.queries_worth))
+        return f"{count:+d} of {m.n} queries" if count else f"0 of {m.n} queries"
+    return f"≈{m.queries_worth:+.1f} of {m.n} queries' worth"
+
+
+def fmt_value(value, digits: int = 3) -> str:
+    return _fmt(value, digits)
+
+
+def fmt_delta(value, digits: int = 3) -> str:
+    return _signed(value, digits)
+
+
+def fmt_p(p) -> str:
+    return _fmt_p(p)
+
+
+def worth_text(m: MetricDiff) -> str:
+    return _worth(m)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# compare
+
+
+def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: int = DEFAULT_FLIPS,
+            seed: int = DEFAULT_SEED, alpha: float = 0.05, exact_max: int = EXACT_MAX) -> Diff:
+    """A against B on the same gold set and settings.
+
+    `gold` gives query text for the flips, regression-marked queries, first-relevant ranks, and any metric the
+    evaluations lack that the report needs (recall@k, recall@depth); without it those parts are thinner.
+    Every test is seeded: the same inputs give the same numbers.
+    """
+    settings = ev_a.settings
+    if ev_b.settings != settings:
+        raise ValueError(f"the runs were evaluated with different settings: {ev_a.settings} vs {ev_b.settings}")
+    k, depth = settings.k, settings.depth
+    names_b = {m.name for m in ev_b.metrics}
+    metrics = [m for m in ev_a.metrics if m.name in names_b]
+    needed = [Metric("recall", k), Metric("recall", depth)]
+    if gold is not None and any(m not in metrics for m in needed):
+        extra = [m for m in needed if m not in metrics]
+        ev_a = _with_metrics(ev_a, gold, extra)
+        ev_b = _with_metrics(ev_b, gold, extra)
+    have = {m.name for m in ev_a.metrics} & {m.name for m in ev_b.metrics}
+
+    scored_b = set(ev_b.queries.scored)
+    scored = [q for q in ev_a.queries.scored if q in scored_b]
+    by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
+
+    text = _query_text(ev_a, ev_b, gold, scored)
+    diffs = [_metric_diff(ev_a, ev_b, m, flips, seed, alpha, exact_max, by_hand) for m in metrics]
+
+    first_a = _first_relevant(ev_a, gold) if gold is not None else {}
+    first_b = _first_relevant(ev_b, gold) if gold is not None else {}
+
+    def flip(qid: str, direction: str) -> Flip:
+        return Flip(qid, text.get(qid), direction, first_a.get(qid), first_b.get(qid))
+
+    h2m: list[Flip] = []
+    m2h: list[Flip] = []
+    recall_k = Metric("recall", k)
+    if recall_k.name in have:
+        lost, gained = _flip_ids(ev_a, ev_b, k)
+        h2m = [flip(q, "hit_to_miss") for q in lost]
+        m2h = [flip(q, "miss_to_hit") for q in gained]
+
+    opportunity: dict[str, Opportunity] = {}
+    recall_d = Metric("recall", depth)
+    if recall_k.name in have and recall_d.name in have:
+        for side, ev in (("a", ev_a), ("b", ev_b)):
+            opportunity[side] = _opportunity(ev, k, depth)
+
+    regressions: list[Flip] = []
+    if gold is not None and recall_k.name in have:
+        marked = gold.queries.filter(pl.col("regression")).get_column("query_id").to_list()
+        b_hits = dict(ev_b.per_query.select("query_id", recall_k.name).iter_rows())
+        for qid in marked:
+            if qid in b_hits and not (b_hits[qid] or 0) > 0:
+                regressions.append(flip(qid, "regression"))
+
+    return Diff(
+        a_name=ev_a.run.name, b_name=ev_b.run.name, settings=settings, scored=scored,
+        unanswerable=list(ev_a.queries.unanswerable), metrics=diffs, hit_to_miss=h2m, miss_to_hit=m2h,
+        overlap=_overlap(ev_a, ev_b, gold, scored, k, depth), opportunity=opportunity,
+        judged_warning=_judged_warning(ev_a, ev_b, k), regressions=regressions, alpha=alpha, flips=flips,
+        seed=seed, query_text=text,
+    )
+
+
+def _with_metrics(ev: RunEval, gold: Gold, extra: list[Metric]) -> RunEval:
+    more = evaluate(ev.run, gold, ev.settings, extra)
+    per_query = ev.per_query.join(more.per_query, on="query_id", how="left", maintain_order="left")
+    return RunEval(run=ev.run, metrics=list(ev.metrics) + extra, per_query=per_query, queries=ev.queries,
+                   settings=ev.settings, means={**ev.means, **more.means})
+
+
+def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str]) -> dict[str, str | None]:
+    text: dict[str, str | None] = {}
+    if gold is not None:
+        text = {q: t for q, t in gold.queries.select("query_id", "text").iter_rows()}
+    for ev in (ev_b, ev_a):
+        for qid, t in ev.run.query_text.items():
+            if not text.get(qid):
+                text[qid] = t
+    return text
+
+
+def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, flips: int, seed: int, alpha: float,
+                 exact_max: int, by_hand: bool) -> MetricDiff:
+    pairs = paired(ev_a, ev_b, metric).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
+    a = ev_a.means.get(metric.name, math.nan)
+    b = ev_b.means.get(metric.name, math.nan)
+    delta = b - a
+    test = paired_test(pairs.get_column("delta").to_numpy(), flips=flips, seed=seed, exact_max=exact_max)
+    n = test.n
+    worth = float(pairs.get_column("delta").sum()) if n else 0.0
+    if n == 0:
+        verdict = "n/a"
+    elif by_hand:
+        verdict = "by hand"
+    elif pairs.get_column("delta").abs().max() == 0:
+        verdict = "same"
+    elif test.p_value < alpha:
+        verdict = "gain" if test.mean > 0 else "drop"
+    else:
+        verdict = "noise"
+    md = MetricDiff(metric=metric, a=a, b=b, delta=delta, n=n, queries_worth=worth, p_value=test.p_value,
+                    ci95=test.ci95, method=test.method, verdict=verdict, sentence="", per_query=pairs)
+    md.summary, md.sentence = _sentence(md)
+    return md
+
+
+def _sentence(m: MetricDiff) -> tuple[str, str]:
+    """('recall@5 +0.040 = +2 of 50 queries, p = 0.62', the same + ': inside the noise')."""
+    head = _summary(m)
+    return head, head + _tail(m)
+
+
+def _summary(m: MetricDiff) -> str:
+    if m.n == 0:
+        return f"{m.name}: no query to compare"
+    p = _fmt_p(m.p_value)
+    p = f"p {p}" if p.startswith("<") else f"p = {p}"
+    if m.metric.family == "judged":
+        return f"{m.name} A {_pct(m.a)} B {_pct(m.b)} ({_signed(m.delta * 100, 0)} points), {p}"
+    if _is_count_metric(m.metric):
+        return f"{m.name} {_signed(m.delta)} = {_worth(m)}, {p}"
+    return f"{m.name} {_signed(m.delta)} ({_worth(m)}), {p}"
+
+
+def _tail(m: MetricDiff) -> str:
+    if m.n == 0:
+        return ""
+    if m.verdict == "by hand":
+        return f": no verdict under {MIN_QUERIES_FOR_VERDICT} queries — read them by hand"
+    if m.metric.family == "judged":
+        return {
+            "gain": ": B shows more labelled chunks; A's scores may be understated",
+            "drop": ": B shows more unlabelled chunks; its scores may be understated — label them",
+            "noise": ": label coverage about the same",
+            "same": ": label coverage the same",
+        }.get(m.verdict, f": {m.short_verdict}")
+    if m.verdict == "same":
+        return ": no query changed"
+    return f": {m.short_verdict}"
+
+
+def _first_relevant(ev: RunEval, gold: Gold) -> dict[str, int]:
+    """Rank of the first relevant chunk per query (queries without one are absent)."""
+    qrels = gold.qrels(ev.settings.level).filter(pl.col("grade") >= ev.settings.threshold)
+    frame = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank")
+    hits = frame.join(qrels.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi")
+    return dict(hits.group_by("query_id").agg(pl.col("rank").min()).iter_rows())
+
+
+def _opportunity(ev: RunEval, k: int, depth: int) -> Opportunity:
+    rk, rd = Metric("recall", k).name, Metric("recall", depth).name
+    queries = (ev.per_query.filter((pl.col(rd) > 0) & (pl.col(rk) == 0)).get_column("query_id").to_list()
+               if depth > k else [])
+    return Opportunity(run=ev.run.name, k=k, depth=depth, recall_k=ev.means.get(rk, math.nan),
+                       recall_depth=ev.means.get(rd, math.nan), queries=queries)
+
+
+def _judged_warning(ev_a: RunEval, ev_b: RunEval, k: int) -> str | None:
+    name = Metric("judged", k).name
+    a, b = ev_a.means.get(name), ev_b.means.get(name)
+    if a is None or b is None or a != a or b != b or abs(a - b) <= JUDGED_GAP:
+        return None
+    low, high = (ev_a.run.name, ev_b.run.name) if a < b else (ev_b.run.name, ev_a.run.name)
+    la, lb = (a, b) if a < b else (b, a)
+    return (f"{name}: {low} {la:.0%} vs {high} {lb:.0%} — {low}'s top {k} is much less judged, so its scores are "
+            f"understated (unjudged chunks count as misses). Review its unjudged chunks before trusting the change.")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# overlap of the ranked lists
+
+
+def rbo(s: list[str], t: list[str], p: float = RBO_P) -> float:
+    """Extrapolated rank-biased overlap (Webber, Moffat & Zobel 2010, eq. 32), uneven lengths allowed.
+
+    1.0 for identical lists, 0.0 for disjoint ones; both empty counts as identical.
+    """
+    if not s and not t:
+        return 1.0
+    if not s or not t:
+        return 0.0
+    if len(s) > len(t):
+        s, t = t, s  # s is the shorter
+    short, long_ = len(s), len(t)
+    seen_s: set[str] = set()
+    seen_t: set[str] = set()
+    overlap = 0
+    x = [0] * (long_ + 1)  # x[d]: overlap of the prefixes at depth d
+    for d in range(1, long_ + 1):
+        item_t = t[d - 1]
+        if d <= short:
+            item_s = s[d - 1]
+            if item_s == item_t:
+                overlap += 1
+            else:
+                overlap += (item_s in seen_t) + (item_t in seen_s)
+            seen_s.add(item_s)
+        else:
+            overlap += item_t in seen_s
+        seen_t.add(item_t)
+        x[d] = overlap
+    x_s, x_l = x[short], x[long_]
+    total = sum(x[d] / d * p ** d for d in range(1, long_ + 1))
+    total += sum(x_s * (d - short) / (short * d) * p ** d for d in range(short + 1, long_ + 1))
+    return float((1 - p) / p * total + ((x_l - x_s) / long_ + x_s / short) * p ** long_)
+
+
+def jaccard(s: list[str], t: list[str]) -> float:
+    a, b = set(s), set(t)
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def _ranked_lists(ev: RunEval, gold: Gold | None, depth: int) -> dict[str, list[str]]:
+    frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
+    lists = (frame.filter(pl.col("rank") <= depth).sort("query_id", "rank")
+             .group_by("query_id", maintain_order=True).agg(pl.col("chunk_id")))
+    return dict(lists.iter_rows())
+
+
+def _overlap(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str], k: int,
+             depth: int) -> Overlap | None:
+    if not scored:
+        return None
+    lists_a = _ranked_lists(ev_a, gold, max(k, depth))
+    lists_b = _ranked_lists(ev_b, gold, max(k, depth))
+    jac, rb = [], []
+    for qid in scored:
+        la, lb = lists_a.get(qid, []), lists_b.get(qid, [])
+        jac.append(jaccard(la[:k], lb[:k]))
+        rb.append(rbo(la[:depth], lb[:depth]))
+    per_query = pl.DataFrame({"query_id": scored, "jaccard": jac, "rbo": rb},
+                             schema={"query_id": pl.String, "jaccard": pl.Float64, "rbo": pl.Float64})
+    return Overlap(k=k, depth=depth, p=RBO_P, per_query=per_query, mean_jaccard=sum(jac) / len(jac),
+                   mean_rbo=sum(rb) / len(rb))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the JSON document of `ragdiff diff --json`
+
+
+def _num(value):
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else round(value, 10)
+
+
+def _flip_entry(f: Flip) -> dict:
+    return {"query_id": f.query_id, "text": f.text, "a_rank": f.a_rank, "b_rank": f.b_rank}
+
+
+def diff_document(d: Diff, a_path: str | None = None, b_path: str | None = None, gold_path: str | None = None) -> dict:
+    s = d.settings
+    doc = {
+        "a": {"name": d.a_name, "path": a_path},
+        "b": {"name": d.b_name, "path": b_path},
+        "gold": gold_path,
+        "settings": {"k": s.k, "depth": s.depth, "threshold": s.threshold, "level": s.level, "gain": s.gain,
+                     "flips": d.flips, "seed": d.seed, "alpha": d.alpha},
+        "queries": {"scored": len(d.scored), "unanswerable": d.unanswerable},
+        "by_hand": d.by_hand,
+        "metrics": {
+            m.name: {"a": _num(m.a), "b": _num(m.b), "delta": _num(m.delta), "p_value": _num(m.p_value),
+                     "ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n,
+                     "queries_worth": _num(m.queries_worth), "test": m.method, "verdict": m.verdict,
+                     "sentence": m.sentence}
+            for m in d.metrics
+        },
+        "flips": {"k": s.k, "hit_to_miss": [f.query_id for f in d.hit_to_miss],
+                  "miss_to_hit": [f.query_id for f in d.miss_to_hit]},
+        "flipped_queries": [_flip_entry(f) for f in d.hit_to_miss + d.miss_to_hit],
+        "reranker_opportunity": {
+            side: {"run": o.run, f"recall@{o.k}": _num(o.recall_k), f"recall@{o.depth}": _num(o.recall_depth),
+                   "count": o.count, "queries": o.queries}
+            for side, o in d.opportunity.items()
+        },
+        "overlap": None if d.overlap is None else {
+            "k": d.overlap.k, "depth": d.overlap.depth, "rbo_p": d.overlap.p,
+            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo": _num(d.overlap.mean_rbo),
+            "per_query": {q: {"jaccard": _num(j), "rbo": _num(r)} for q, j, r in d.overlap.per_query.iter_rows()},
+        },
+        "judged_warning": d.judged_warning,
+        "regressions": [_flip_entry(f) for f in d.regressions],
+    }
+    return doc

@@ -1,0 +1,321 @@
+"""`compare` and `ragdiff diff`: per-metric change with a paired test, flips, which k, overlap, the CI gate."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragdiff.cli.main import main
+from ragdiff.core.diff import Diff, compare, diff_metrics, flips, jaccard, paired, rbo
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.runs import load_run
+
+DATA = Path(__file__).parent / "data" / "diff"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# fixtures built in tmp_path: a YAML label file and two JSONL runs
+
+
+def write_gold(path: Path, n: int, regression=(), texts=None, unanswerable=0) -> Path:
+    lines = ["queries:"]
+    for i in range(1, n + 1):
+        qid = f"q{i:02d}"
+        text = (texts or {}).get(qid, f"question number {i}")
+        lines += [f"  - id: {qid}", f"    text: {json.dumps(text)}", f"    gold: [g{i}]"]
+        if qid in regression:
+            lines.append("    regression: true")
+    for j in range(unanswerable):
+        lines += [f"  - id: u{j}", f"    text: nothing answers {j}", "    gold: []"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_run(path: Path, n: int, gold_rank: dict[int, int | None], depth: int = 10, prefix: str = "x") -> Path:
+    """gold_rank[i]: where q{i}'s gold chunk g{i} goes (1-based), None for not retrieved."""
+    out = []
+    for i in range(1, n + 1):
+        results = [f"{prefix}{i}-{r}" for r in range(1, depth + 1)]
+        rank = gold_rank.get(i)
+        if rank is not None:
+            results[rank - 1] = f"g{i}"
+        out.append(json.dumps({"query_id": f"q{i:02d}", "query": f"question number {i}", "results": results}))
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def case(tmp_path: Path, n: int, a_rank, b_rank, regression=(), texts=None, b_prefix="x"):
+    gold = write_gold(tmp_path / "gold.yaml", n, regression, texts)
+    a = write_run(tmp_path / "a.jsonl", n, {i: a_rank(i) for i in range(1, n + 1)})
+    b = write_run(tmp_path / "b.jsonl", n, {i: b_rank(i) for i in range(1, n + 1)}, prefix=b_prefix)
+    return a, b, gold
+
+
+def run_cli(capsys, *argv):
+    code = main([str(x) for x in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def evals(a, b, gold, k=5, depth=10, metrics=None):
+    g = load_gold(gold)
+    s = EvalSettings(k=k, depth=depth)
+    metrics = metrics or diff_metrics(k, depth)
+    return evaluate(load_run(a), g, s, metrics), evaluate(load_run(b), g, s, metrics), g
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the CI gate
+
+
+def test_losing_every_query_fails_and_swapped_passes(tmp_path, capsys):
+    a, b, gold = case(tmp_path, 30, lambda i: 1, lambda i: 8)  # B pushes every gold chunk from 1 to 8
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "--fail-on-regression")
+    assert code == 1
+    assert "FAIL" in out
+    assert "recall@5 dropped" in out
+    assert "a real drop" in out
+    assert "30 hit→miss" in out
+
+    code, out, err = run_cli(capsys, "diff", b, a, "--gold", gold, "--fail-on-regression")
+    assert code == 0, out
+    assert "a real gain" in out
+    assert "PASS" in out
+
+
+def test_regression_query_missing_in_b_fails_alone(tmp_path, capsys):
+    # q03 is marked regression: true and B loses it; nothing else changes, so no metric drop is significant
+    a, b, gold = case(tmp_path, 40, lambda i: 2, lambda i: None if i == 3 else 2, regression={"q03"},
+                      texts={"q03": "refund window for ebooks"})
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "--fail-on-regression")
+    assert code == 1
+    assert "regression query q03 (refund window for ebooks) misses at k=5 in B" in out
+    assert "dropped" not in out  # the metric gate did not fire
+    # without the flag: the report, exit 0
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold)
+    assert code == 0
+    assert "Regression queries that miss at k=5 in B: 1" in out
+    # B keeps it: passes
+    code, out, err = run_cli(capsys, "diff", b, a, "--gold", gold, "--fail-on-regression")
+    assert code == 0
+
+
+def test_fail_on_regression_json_keeps_stdout_clean(tmp_path, capsys):
+    a, b, gold = case(tmp_path, 30, lambda i: 1, lambda i: 8)
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "--fail-on-regression", "--json")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["fail_on_regression"]["failed"] is True
+    assert any("recall@5" in r for r in doc["fail_on_regression"]["reasons"])
+    assert "recall@5" in err
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# --json
+
+
+def test_json_shape(tmp_path, capsys):
+    a, b, gold = case(tmp_path, 32, lambda i: 1 if i % 3 else 7, lambda i: 1 if i % 4 else None)
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "--json", "--flips", "2000", "--seed", "3", "--depth", "10")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc["metrics"]) == {"recall@5", "recall@10", "recall_frac@5", "precision@5", "mrr", "ndcg@5",
+                                   "judged@5"}
+    for entry in doc["metrics"].values():
+        assert {"a", "b", "delta", "p_value", "ci95"} <= set(entry)
+        assert len(entry["ci95"]) == 2
+    r5 = doc["metrics"]["recall@5"]
+    lost = [f"q{i:02d}" for i in range(1, 33) if i % 3 and not i % 4]
+    gained = [f"q{i:02d}" for i in range(1, 33) if not i % 3 and i % 4]
+    assert doc["flips"]["hit_to_miss"] == lost
+    assert doc["flips"]["miss_to_hit"] == gained
+    assert r5["delta"] == pytest.approx((len(gained) - len(lost)) / 32)
+    assert r5["queries_worth"] == pytest.approx(len(gained) - len(lost))
+    assert doc["settings"]["flips"] == 2000 and doc["settings"]["seed"] == 3
+    assert doc["queries"]["scored"] == 32
+    assert doc["by_hand"] is False
+    # A: gold at rank 7 for i % 3 == 0 -> opportunity at k=5, depth=10
+    assert doc["reranker_opportunity"]["a"]["queries"] == [f"q{i:02d}" for i in range(1, 33) if not i % 3]
+    assert doc["reranker_opportunity"]["b"]["count"] == 0
+    assert 0 <= doc["overlap"]["mean_jaccard"] <= 1
+    # same inputs, same document
+    code, out2, err = run_cli(capsys, "diff", a, b, "--gold", gold, "--json", "--flips", "2000", "--seed", "3", "--depth", "10")
+    assert out2 == out
+
+
+def test_lesson_example(capsys):
+    """The seed's three queries: recall@1 0.33 for A, B reorders them; under 30 queries: read by hand."""
+    a, b, gold = DATA / "lesson_a.json", DATA / "lesson_b.json", DATA / "lesson_gold.yaml"
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "-k", "1", "--depth", "3", "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert round(doc["metrics"]["recall@1"]["a"], 2) == 0.33
+    assert round(doc["metrics"]["recall@1"]["b"], 2) == 0.67
+    assert round(doc["metrics"]["mrr"]["a"], 2) == 0.56
+    assert round(doc["metrics"]["recall@3"]["a"], 2) == 1.00
+    assert doc["by_hand"] is True
+    assert doc["metrics"]["recall@1"]["verdict"] == "by hand"
+    assert doc["flips"]["hit_to_miss"] == ["refund window for ebooks"]
+    assert doc["flips"]["miss_to_hit"] == ["return an unopened blender", "who approves expenses over 5k"]
+    # 3 queries: the test enumerates all 8 sign patterns
+    assert doc["metrics"]["recall@1"]["test"] == "exact"
+
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold, "-k", "1", "--depth", "3")
+    assert code == 0
+    assert "read these by hand" in out
+    assert "a real" not in out and "inside the noise" not in out
+    for q in ("refund window for ebooks", "return an unopened blender", "who approves expenses over 5k"):
+        assert q in out
+    # under 30 queries a drop never trips the metric gate
+    code, out, err = run_cli(capsys, "diff", b, a, "--gold", gold, "-k", "1", "--depth", "3",
+                             "--fail-on-regression")
+    assert code == 0
+
+
+def test_file_text_is_shown_literally(tmp_path, capsys):
+    texts = {"q01": "[bold red]not markup[/] :smile: [link=x]y[/link]"}
+    a, b, gold = case(tmp_path, 5, lambda i: 1, lambda i: None if i == 1 else 1, texts=texts)
+    code, out, err = run_cli(capsys, "diff", a, b, "--gold", gold)
+    assert code == 0
+    assert "[bold red]not markup[/] :smile: [link=x]y[/link]" in out
+
+
+def test_bad_input_exits_2(tmp_path, capsys):
+    a, b, gold = case(tmp_path, 3, lambda i: 1, lambda i: 1)
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    code, out, err = run_cli(capsys, "diff", a, tmp_path / "bad.jsonl", "--gold", gold)
+    assert code == 2
+    assert "bad.jsonl" in err and "Traceback" not in err
+    code, out, err = run_cli(capsys, "diff", a, tmp_path / "missing.jsonl", "--gold", gold)
+    assert code == 2
+
+
+def test_python_dash_m(tmp_path):
+    a, b, gold = case(tmp_path, 4, lambda i: 1, lambda i: 2)
+    result = subprocess.run([sys.executable, "-m", "ragdiff", "diff", str(a), str(b), "--gold", str(gold), "--json"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["metrics"]["mrr"]["delta"] == pytest.approx(-0.5)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the Diff object the app reads
+
+
+def test_compare_fields(tmp_path):
+    a, b, gold = case(tmp_path, 40, lambda i: 1 if i <= 30 else 6, lambda i: 1 if i <= 28 or i > 36 else None,
+                      texts={"q29": "who approves expenses"})
+    ev_a, ev_b, g = evals(a, b, gold)
+    d = compare(ev_a, ev_b, gold=g, flips=2000, seed=1)
+    assert isinstance(d, Diff)
+    assert d.n == 40 and not d.by_hand
+    assert [m.name for m in d.metrics] == ["recall@5", "recall@10", "recall_frac@5", "precision@5", "mrr", "ndcg@5",
+                                           "judged@5"]
+    r5 = d.metric("recall@5")
+    assert (r5.a, r5.b) == (30 / 40, 32 / 40)
+    assert r5.queries_worth == pytest.approx(2)
+    assert r5.sentence.startswith("recall@5 +0.050 = +2 of 40 queries, p = ")
+    assert r5.verdict == "noise" and r5.sentence.endswith("inside the noise")
+    assert r5.ci95[0] <= r5.delta <= r5.ci95[1]
+    assert [f.query_id for f in d.hit_to_miss] == ["q29", "q30"]
+    assert [f.query_id for f in d.miss_to_hit] == ["q37", "q38", "q39", "q40"]
+    f29 = d.hit_to_miss[0]
+    assert (f29.text, f29.a_rank, f29.b_rank) == ("who approves expenses", 1, None)
+    assert d.opportunity["a"].queries == [f"q{i}" for i in range(31, 41)]
+    assert d.opportunity["a"].count == 10
+    assert d.opportunity["b"].count == 0
+    assert d.regressions == []
+    # B lost eight queries' gold from its whole list: at depth that is a real drop, and the gate says so
+    assert d.metric("recall@10").verdict == "drop"
+    assert d.failures() == [f"recall@10 dropped: {d.metric('recall@10').sentence}"]
+    assert "recall@5" in d.headline() and "inside the noise" in d.headline()
+    # the same inputs give the same numbers
+    again = compare(ev_a, ev_b, gold=g, flips=2000, seed=1)
+    assert [(m.p_value, m.ci95) for m in again.metrics] == [(m.p_value, m.ci95) for m in d.metrics]
+    # the app's functions keep working
+    assert flips(ev_a, ev_b, 5) == (["q29", "q30"], ["q37", "q38", "q39", "q40"])
+    assert paired(ev_a, ev_b, Metric("recall", 5)).columns == ["query_id", "a", "b"]
+
+
+def test_compare_fills_in_missing_metrics_from_gold(tmp_path):
+    a, b, gold = case(tmp_path, 10, lambda i: 7, lambda i: 1)
+    ev_a, ev_b, g = evals(a, b, gold, metrics=[Metric("mrr")])
+    d = compare(ev_a, ev_b, gold=g, flips=500)
+    assert [m.name for m in d.metrics] == ["mrr"]
+    assert len(d.miss_to_hit) == 10
+    assert d.opportunity["a"].count == 10
+    # the app's own metric list works too
+    ev_a, ev_b, g = evals(a, b, gold, metrics=default_metrics(5, 10))
+    assert compare(ev_a, ev_b, gold=g, flips=500).metric("ndcg@10") is not None
+
+
+def test_identical_runs(tmp_path):
+    a, b, gold = case(tmp_path, 31, lambda i: 3, lambda i: 3)
+    ev_a, ev_b, g = evals(a, b, gold)
+    d = compare(ev_a, ev_b, gold=g, flips=500)
+    assert all(m.delta == 0 and m.verdict == "same" and m.p_value == 1.0 for m in d.metrics)
+    assert d.overlap.mean_jaccard == 1.0 and d.overlap.mean_rbo == pytest.approx(1.0)
+    assert not d.hit_to_miss and not d.miss_to_hit
+
+
+def test_judged_warning(tmp_path):
+    """B returns chunks nobody labelled: its top k is much less judged, its scores understated."""
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("queries:\n" + "".join(
+        f"  - id: q{i}\n    text: t{i}\n    gold: [g{i}]\n    not_relevant: [n{i}a, n{i}b, n{i}c, n{i}d]\n"
+        for i in range(1, 6)))
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps({f"q{i}": [f"g{i}", f"n{i}a", f"n{i}b", f"n{i}c", f"n{i}d"] for i in range(1, 6)}))
+    b.write_text(json.dumps({f"q{i}": [f"new{i}", f"g{i}", f"u{i}", f"v{i}", f"w{i}"] for i in range(1, 6)}))
+    ev_a, ev_b, g = evals(a, b, gold)
+    d = compare(ev_a, ev_b, gold=g, flips=500)
+    assert d.metric("judged@5").a == 1.0 and d.metric("judged@5").b == pytest.approx(0.2)
+    assert d.judged_warning and d.judged_warning.startswith("judged@5: b 20% vs a 100%")
+    assert "understated" in d.judged_warning
+
+
+def test_settings_must_match(tmp_path):
+    a, b, gold = case(tmp_path, 3, lambda i: 1, lambda i: 1)
+    g = load_gold(gold)
+    ev_a = evaluate(load_run(a), g, EvalSettings(k=5, depth=10))
+    ev_b = evaluate(load_run(b), g, EvalSettings(k=3, depth=10))
+    with pytest.raises(ValueError):
+        compare(ev_a, ev_b, gold=g)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# overlap measures
+
+
+def test_rbo_and_jaccard():
+    assert rbo(list("abcde"), list("abcde")) == pytest.approx(1.0)
+    assert rbo(list("abc"), list("xyz")) == 0.0
+    assert rbo([], []) == 1.0 and rbo(["a"], []) == 0.0
+    assert rbo(list("abcd"), list("abdc")) == pytest.approx(rbo(list("abdc"), list("abcd")))
+    # a swap at the top costs more than a swap at the bottom
+    assert rbo(list("bacdef"), list("abcdef")) < rbo(list("abcdfe"), list("abcdef")) < 1.0
+    # uneven lengths: a prefix agrees fully as far as it goes (extrapolated RBO treats it as agreeing)
+    assert rbo(list("abc"), list("abcdef")) == pytest.approx(1.0)
+    # Webber et al.'s extrapolation by hand for depth 2: X1 = 0, X2 = 2 -> (1-p)/p*(0 + 1*p^2) + 1*p^2
+    p = 0.9
+    assert rbo(["a", "b"], ["b", "a"], p) == pytest.approx((1 - p) / p * p ** 2 + p ** 2)
+    assert jaccard(list("abc"), list("bcd")) == 0.5
+    assert jaccard([], []) == 1.0
+
+
+def test_compare_without_gold(tmp_path):
+    """What the app calls: compare(ev_a, ev_b) alone gives every metric's verdict, flips and overlap."""
+    a, b, gold = case(tmp_path, 12, lambda i: 1, lambda i: 2 if i % 2 else 9)
+    ev_a, ev_b, g = evals(a, b, gold, metrics=default_metrics(5, 10))
+    d = compare(ev_a, ev_b)
+    assert d.by_hand
+    assert {m.name for m in d.metrics} == {m.name for m in default_metrics(5, 10)}
+    assert all(m.short_verdict for m in d.metrics)
+    assert [f.query_id for f in d.hit_to_miss] == [f"q{i:02d}" for i in range(2, 13, 2)]
+    assert d.hit_to_miss[0].a_rank is None  # ranks need the gold set
+    assert d.opportunity["b"].count == 6 and d.regressions == []
+    assert 0 < d.overlap.mean_rbo < 1

@@ -1,0 +1,142 @@
+"""The paired sign-flip test and the bootstrap: checked against exact enumeration, seeded, fast."""
+
+import itertools
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragdiff.core.stats import bootstrap_ci, exact_sign_flip_p, paired_test, sign_flip_p
+
+
+def brute_force_p(d):
+    """All 2^n sign patterns with itertools: the definition, no cleverness."""
+    observed = abs(sum(d))
+    count = 0
+    total = 0
+    for signs in itertools.product((-1, 1), repeat=len(d)):
+        s = sum(x * y for x, y in zip(signs, d))
+        count += abs(s) >= observed - 1e-9
+        total += 1
+    return count / total
+
+
+def mc_tolerance(p, flips):
+    return 4 * math.sqrt(p * (1 - p) / flips) + 1 / flips + 1e-12
+
+
+HAND_MADE = [
+    [1, 1, 1],  # every flip but the all-equal two is smaller: p = 2/8
+    [1, -1],  # mean 0: every flip is at least as far: p = 1
+    [0, 0, 0, 0],
+    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],  # p = 2/1024
+    [0.2, 0.2, -0.1, 0.5, 0.0, 0.3, -0.4, 0.1],
+    [1, 0, 0, 1, -1, 1, 0, 1, 1, 0, 0, 1],  # recall@k style: six gains, one loss
+    [0.5, 1 / 3, -0.25, 1.0, -1.0, 0.2, 0.2, 1 / 3, -1 / 3, 0.1, 0.0, 0.75, -0.5, 0.25, 1 / 6, 0.6],
+]
+
+
+def test_exact_matches_hand_counts():
+    assert exact_sign_flip_p([1, 1, 1]) == 2 / 8
+    assert exact_sign_flip_p([1, -1]) == 1.0
+    assert exact_sign_flip_p([0, 0, 0]) == 1.0
+    assert exact_sign_flip_p([1] * 10) == 2 / 1024
+    assert exact_sign_flip_p([]) == 1.0
+
+
+@pytest.mark.parametrize("d", HAND_MADE)
+def test_exact_matches_brute_force(d):
+    assert exact_sign_flip_p(d) == pytest.approx(brute_force_p(d), abs=1e-12)
+
+
+@pytest.mark.parametrize("d", HAND_MADE)
+def test_monte_carlo_within_error_of_exact(d):
+    flips = 10_000
+    exact = exact_sign_flip_p(d)
+    mc = sign_flip_p(d, flips=flips, seed=7)
+    assert abs(mc - exact) < mc_tolerance(exact, flips)
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_monte_carlo_within_error_of_exact_random(case):
+    rng = np.random.default_rng(1000 + case)
+    n = int(rng.integers(4, 17))
+    kind = case % 3
+    if kind == 0:  # recall-like: −1, 0, +1 with a tilt
+        d = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.2, 0.5, 0.3])
+    elif kind == 1:  # reciprocal-rank-like
+        d = 1 / rng.integers(1, 11, size=n) - 1 / rng.integers(1, 11, size=n)
+    else:  # continuous with a shift
+        d = rng.normal(0.15, 0.3, size=n)
+    flips = 10_000
+    exact = exact_sign_flip_p(d)
+    mc = sign_flip_p(d, flips=flips, seed=case)
+    assert abs(mc - exact) < mc_tolerance(exact, flips), (d, exact, mc)
+
+
+def test_p_formula_floor():
+    # 30 queries that all lose: no random flip reaches the observed sum (but the identity, rarely): p ~ 1/(B+1)
+    p = sign_flip_p([-1.0] * 30, flips=999, seed=1)
+    assert p == pytest.approx(1 / 1000)
+
+
+def test_same_inputs_same_numbers():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.02, 0.2, size=200)
+    assert sign_flip_p(d, 5000, seed=11) == sign_flip_p(d, 5000, seed=11)
+    assert bootstrap_ci(d, 5000, seed=11) == bootstrap_ci(d, 5000, seed=11)
+    t1, t2 = paired_test(d, 3000, seed=5), paired_test(d, 3000, seed=5)
+    assert t1 == t2
+    assert t1.method == "sign-flip" and t1.n == 200
+
+
+def test_small_n_uses_exact():
+    t = paired_test([1, 1, 1, 0, -1], flips=100, seed=0)
+    assert t.method == "exact"
+    assert t.p_value == exact_sign_flip_p([1, 1, 1, 0, -1])
+    assert t.flips == 32
+
+
+def test_bootstrap_interval():
+    d = np.array([0.0, 1.0] * 50)
+    lo, hi = bootstrap_ci(d, 4000, seed=2)
+    assert lo < 0.5 < hi
+    assert 0.35 < lo and hi < 0.65
+    assert bootstrap_ci([0.25] * 10, 500, seed=0) == (0.25, 0.25)
+    lo, hi = bootstrap_ci([], 10)
+    assert math.isnan(lo) and math.isnan(hi)
+
+
+def test_fast_on_a_thousand_queries():
+    d = np.random.default_rng(0).normal(0.0, 0.3, size=1000)
+    start = time.perf_counter()
+    t = paired_test(d, flips=10_000, seed=1)
+    elapsed = time.perf_counter() - start
+    assert 0 < t.p_value <= 1
+    assert elapsed < 10, elapsed  # well under a second on a laptop; generous for slow CI
+
+
+def test_rejects_bad_input():
+    with pytest.raises(ValueError):
+        sign_flip_p([1.0, float("nan")])
+    with pytest.raises(ValueError):
+        sign_flip_p([1.0], flips=0)
+    with pytest.raises(ValueError):
+        exact_sign_flip_p([1.0] * 25)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(min_value=-1, max_value=1, allow_nan=False), min_size=1, max_size=40),
+       st.integers(min_value=0, max_value=2**32))
+def test_properties(d, seed):
+    p = sign_flip_p(d, flips=200, seed=seed)
+    assert 1 / 201 <= p <= 1
+    # the same flips applied to −d give the same |sums|: the test is symmetric in A and B
+    assert sign_flip_p([-x for x in d], flips=200, seed=seed) == p
+    if len(d) <= 12:
+        exact = exact_sign_flip_p(d)
+        assert 0 < exact <= 1
+        assert exact_sign_flip_p(list(reversed(d))) == exact
