@@ -16,14 +16,22 @@ from ragdiff.core.metrics import EvalSettings, Metric, parse_metric
 from ragdiff.core.runs import RUN_FORMATS, Run, load_run
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
+def whole_number(minimum: int):
+    """An argparse type: a whole number >= minimum, with a message that says so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = whole_number(1)
 
 
 def metric_list(text: str) -> list[Metric]:

@@ -14,7 +14,8 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from ragdiff.cli.common import add_input_options, corpus_warning, load_inputs, settings_from, stdout_console, warn
+from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, positive_int, settings_from,
+                                stdout_console, warn, whole_number)
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, compare, diff_document, diff_metrics, fmt_delta,
                                fmt_p, fmt_value, worth_text)
 from ragdiff.core.metrics import evaluate
@@ -31,26 +32,6 @@ def _alpha(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {value}")
-    return value
-
-
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "diff", help="compare two runs: paired significance, flips at k, which k",
@@ -61,14 +42,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the change")
     add_input_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
-    parser.add_argument("--flips", type=_count, default=DEFAULT_FLIPS,
+    parser.add_argument("--flips", type=positive_int, default=DEFAULT_FLIPS,
                         help=f"random sign flips for the test and bootstrap resamples (default {DEFAULT_FLIPS})")
-    parser.add_argument("--seed", type=_seed, default=DEFAULT_SEED, help="seed of the generator (default fixed)")
+    parser.add_argument("--seed", type=whole_number(0), default=DEFAULT_SEED, help="seed of the generator (default fixed)")
     parser.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when a query marked `regression: true` misses at k in B, or a metric drops "
                              "with p < alpha")
-    parser.add_argument("--show", type=_count, default=20, metavar="N",
+    parser.add_argument("--show", type=positive_int, default=20, metavar="N",
                         help="list at most N queries per group (default 20); under 30 queries all are listed")
     parser.set_defaults(handler=run)
 

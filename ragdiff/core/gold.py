@@ -24,7 +24,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file, json_error, line_of, read_text
+from ragdiff.core.textio import check_file, json_error, line_of, read_text, whitespace_columns
 
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
 LEVELS = ("gold", "evidence")
@@ -334,24 +334,7 @@ def _from_short_form(path: Path, fmt: str, data, text: str) -> Gold:
 
 
 def _load_qrels(path: Path) -> Gold:
-    text = read_text(path)
-    lines = (
-        pl.Series("raw", [text]).str.split("\n").explode().to_frame()
-        .with_row_index("line", offset=1)
-        .with_columns(pl.col("raw").str.strip_suffix("\r"))
-        .filter(pl.col("raw").str.strip_chars() != "")
-        .filter(~pl.col("raw").str.strip_chars_start().str.starts_with("#"))
-    )
-    parts = lines.with_columns(p=pl.col("raw").str.extract_groups(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"))
-    parts = parts.with_columns(
-        query_id=pl.col("p").struct.field("1"),
-        chunk_id=pl.col("p").struct.field("3"),
-        grade_raw=pl.col("p").struct.field("4"),
-    )
-    bad = parts.filter(pl.col("query_id").is_null())
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InputError(path, f"expected 4 columns (qid 0 chunk grade), found {len(row['raw'].split())}", row["line"])
+    parts = whitespace_columns(path, read_text(path), ["query_id", None, "chunk_id", "grade_raw"], "qid 0 chunk grade")
     parts = parts.with_columns(grade=pl.col("grade_raw").cast(pl.Int64, strict=False))
     bad = parts.filter(pl.col("grade").is_null())
     if bad.height:

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file, json_error, line_of, read_text
+from ragdiff.core.textio import check_file, json_error, line_of, read_text, whitespace_columns
 
 RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
 
@@ -42,11 +42,6 @@ RUN_SCHEMA = {
     "rank": pl.UInt32,
     "line": pl.UInt32,
 }
-
-# One TREC line: qid Q0 docno rank score tag, separated by any run of spaces or tabs. Like trec_eval, text
-# after the sixth column is ignored (its own fixture results.trunc has some).
-_TREC_LINE = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
-
 
 @dataclass
 class Run:
@@ -160,35 +155,10 @@ def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> p
     return frame
 
 
-def _lines_frame(text: str) -> pl.DataFrame:
-    """One row per physical line with its 1-based number, comment and blank lines dropped."""
-    lines = pl.Series("raw", [text]).str.split("\n").explode()
-    return (
-        lines.to_frame()
-        .with_row_index("line", offset=1)
-        .with_columns(pl.col("raw").str.strip_suffix("\r"))
-        .filter(pl.col("raw").str.strip_chars() != "")
-        .filter(~pl.col("raw").str.strip_chars_start().str.starts_with("#"))
-    )
-
-
 def _load_trec(path: Path) -> pl.DataFrame:
-    text = read_text(path)
-    lines = _lines_frame(text)
-    del text
-    parsed = lines.with_columns(parts=pl.col("raw").str.extract_groups(_TREC_LINE)).with_columns(
-        query_id=pl.col("parts").struct.field("1"),
-        chunk_id=pl.col("parts").struct.field("3"),
-        rank_raw=pl.col("parts").struct.field("4"),
-        score_raw=pl.col("parts").struct.field("5"),
-    )
-    bad = parsed.filter(pl.col("query_id").is_null())
-    if bad.height:
-        row = bad.row(0, named=True)
-        found = len(row["raw"].split())
-        raise InputError(
-            path, f"expected 6 columns (qid Q0 chunk rank score tag), found {found}", row["line"]
-        )
+    # like trec_eval, text after the sixth column is ignored (its own fixture results.trunc has some)
+    parsed = whitespace_columns(path, read_text(path), ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
+                                "qid Q0 chunk rank score tag", ignore_extra=True)
     parsed = parsed.with_columns(
         score=pl.col("score_raw").cast(pl.Float64, strict=False),
         rank=pl.col("rank_raw").cast(pl.Int64, strict=False),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from ragdiff.core.errors import InputError, line_of_offset
 
 
@@ -48,3 +50,32 @@ def json_error(path: Path, text: str, err) -> InputError:
 def line_of(text: str, needle: str, start: int = 0) -> int | None:
     at = text.find(needle, start)
     return None if at < 0 else line_of_offset(text, at)
+
+
+def lines_frame(text: str) -> pl.DataFrame:
+    """One row per physical line (`raw`) with its 1-based `line`; blank lines and `#` comments dropped."""
+    return (
+        pl.Series("raw", [text]).str.split("\n").explode().to_frame()
+        .with_row_index("line", offset=1)
+        .with_columns(pl.col("raw").str.strip_suffix("\r"))
+        .filter(pl.col("raw").str.strip_chars() != "")
+        .filter(~pl.col("raw").str.strip_chars_start().str.starts_with("#"))
+    )
+
+
+def whitespace_columns(path: Path, text: str, names: list[str | None], expected: str,
+                       ignore_extra: bool = False) -> pl.DataFrame:
+    """Split each data line on runs of spaces or tabs into the named columns (None: a column not kept).
+
+    A line with another number of columns is an InputError naming its line and `expected`.
+    """
+    pattern = r"^\s*" + r"\s+".join([r"(\S+)"] * len(names)) + (r"(?:\s.*)?$" if ignore_extra else r"\s*$")
+    parts = lines_frame(text).with_columns(parts=pl.col("raw").str.extract_groups(pattern))
+    fields = [pl.col("parts").struct.field(str(i + 1)).alias(name) for i, name in enumerate(names) if name]
+    parsed = parts.with_columns(fields)
+    bad = parsed.filter(pl.col(next(n for n in names if n)).is_null())
+    if bad.height:
+        row = bad.row(0, named=True)
+        raise InputError(path, f"expected {len(names)} columns ({expected}), found {len(row['raw'].split())}",
+                         row["line"])
+    return parsed.select("line", *[n for n in names if n])
