@@ -19,7 +19,7 @@ EXAMPLES = int(os.environ.get("RAGDIFF_FUZZ_EXAMPLES", "250"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
-ids = st.text(alphabet="abcq0179-_.#:éx[]/\\\"' ", min_size=1, max_size=8)
+ids = st.text(alphabet="abcq0179-_.#:éx[]/\\\"' 🎉", min_size=1, max_size=8)
 scores = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5))
 
 
@@ -89,7 +89,7 @@ def mutated(draw, render):
             text = text[:at] + bytes([draw(st.integers(0, 255))]) + text[at + 1:]
         elif kind == "insert":
             text = text[:at] + draw(st.sampled_from([b"\t", b" ", b"\r\n", b"\n", b"{", b"]", b"\x00", b"\xff",
-                                                     b"&a ", b"*a", b"- ", b": ", b"#", b"\"", b"\xef\xbb\xbf"])) + text[at:]
+                                                     b"&a ", b"*a", b"- ", b": ", b"#", b"\"", b"\xef\xbb\xbf", b"\\ud800", b"\\udf89"])) + text[at:]
         elif kind == "delete":
             text = text[:at] + text[at + 1:]
         elif kind == "truncate":

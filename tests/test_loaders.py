@@ -174,3 +174,12 @@ def test_corpus_bad_line(tmp_path):
     with pytest.raises(InputError) as err:
         Corpus(p).index()
     assert err.value.line == 2
+
+
+def test_escaped_surrogate_pairs_are_joined_and_lone_ones_refused(tmp_path):
+    (tmp_path / "gold.yaml").write_text('queries:\n  - id: "party \\ud83c\\udf89"\n    gold: [c1]\n')
+    assert load_gold(tmp_path / "gold.yaml").queries["query_id"].to_list() == ["party 🎉"]
+    (tmp_path / "run.jsonl").write_text('{"query_id": "q1", "results": ["\\ud800"]}\n')
+    with pytest.raises(InputError) as err:
+        load_run(tmp_path / "run.jsonl")
+    assert "surrogate" in str(err.value)

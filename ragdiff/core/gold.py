@@ -24,7 +24,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file, json_error, line_of, read_text, whitespace_columns
+from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
 
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
 LEVELS = ("gold", "evidence")
@@ -265,8 +265,8 @@ def _chunk_entries(path: Path, value, line: int | None, what: str, default_grade
 
 
 def _frames(path: Path, fmt: str, queries: list[tuple], judgments: list[tuple], corpus=(None, None)) -> Gold:
-    q = pl.DataFrame(queries, schema=list(QUERY_SCHEMA.items()), orient="row")
-    j = pl.DataFrame(judgments, schema=list(JUDGMENT_SCHEMA.items()), orient="row")
+    q = text_frame(path, queries, list(QUERY_SCHEMA.items()), orient="row")
+    j = text_frame(path, judgments, list(JUDGMENT_SCHEMA.items()), orient="row")
     dup = j.filter(pl.struct("query_id", "chunk_id").is_duplicated())
     if dup.height:
         row = dup.row(0, named=True)
@@ -355,12 +355,12 @@ def _qrels_gold(path: Path, fmt: str, frame: pl.DataFrame, texts: dict[str, str]
         level=pl.when(pl.col("grade") > 0).then(pl.lit("gold")).otherwise(pl.lit("not_relevant"))
     ).select(list(JUDGMENT_SCHEMA))
     qids = frame.get_column("query_id").unique(maintain_order=True)
-    queries = pl.DataFrame({
+    queries = text_frame(path, {
         "query_id": qids,
         "text": [texts.get(q) for q in qids],
         "regression": [False] * len(qids),
         "position": list(range(len(qids))),
-    }, schema=QUERY_SCHEMA)
+    }, QUERY_SCHEMA)
     return Gold(path=path, format=fmt, queries=queries, judgments=judgments)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file, json_error, line_of, read_text, whitespace_columns
+from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
 
 RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
 
@@ -34,6 +34,9 @@ _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+# what the list formats collect before ranking
+_LIST_SCHEMA = {"query_id": pl.String, "chunk_id": pl.String, "score": pl.Float64, "line": pl.UInt32}
 
 RUN_SCHEMA = {
     "query_id": pl.String,
@@ -256,10 +259,7 @@ def _load_jsonl(path: Path, query_text: dict[str, str], searches: dict, text: st
         scores.extend(got_scores)
         qids.extend([qid] * len(got))
         lines.extend([number] * len(got))
-    frame = pl.DataFrame(
-        {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines},
-        schema={"query_id": pl.String, "chunk_id": pl.String, "score": pl.Float64, "line": pl.UInt32},
-    )
+    frame = text_frame(path, {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines}, _LIST_SCHEMA)
     # within a line, keep the list order: a secondary position column makes the sort stable and explicit
     return frame.with_columns(rank=pl.lit(0, dtype=pl.UInt32))
 
@@ -320,10 +320,8 @@ def _load_json(path: Path, query_text: dict[str, str]) -> tuple[pl.DataFrame, bo
         lines_out.extend([number] * len(got))
     if len(shapes) > 1:
         raise InputError(path, "mixes lists and score maps; expected one shape for every query")
-    frame = pl.DataFrame(
-        {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines_out},
-        schema={"query_id": pl.String, "chunk_id": pl.String, "score": pl.Float64, "line": pl.UInt32},
-    ).with_columns(rank=pl.lit(0, dtype=pl.UInt32))
+    frame = text_frame(path, {"query_id": qids, "chunk_id": chunks, "score": scores, "line": lines_out},
+                       _LIST_SCHEMA).with_columns(rank=pl.lit(0, dtype=pl.UInt32))
     # many results share a line here; _order's stable sort keeps their list order
     return frame, shapes == {"map"}
 

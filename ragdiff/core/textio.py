@@ -79,3 +79,32 @@ def whitespace_columns(path: Path, text: str, names: list[str | None], expected:
         raise InputError(path, f"expected {len(names)} columns ({expected}), found {len(row['raw'].split())}",
                          row["line"])
     return parsed.select("line", *[n for n in names if n])
+
+
+def _repair(value):
+    """Join UTF-16 surrogate pairs that JSON or YAML escapes (\\ud83c\\udf89) left as two characters."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_repair(v) for v in value)
+    return value
+
+
+def text_frame(path: Path, data, schema, orient: str | None = None) -> pl.DataFrame:
+    """pl.DataFrame(data) for text parsed from a file, where an escaped lone surrogate is an input error.
+
+    The happy path costs nothing extra: repair is tried only when polars refuses the strings.
+    """
+    try:
+        return pl.DataFrame(data, schema=schema, orient=orient)
+    except UnicodeEncodeError:
+        pass
+    try:
+        if isinstance(data, dict):
+            data = {k: _repair(v) for k, v in data.items()}
+        else:
+            data = [_repair(row) for row in data]
+    except UnicodeDecodeError:
+        raise InputError(path, "a lone UTF-16 surrogate escape (such as \\ud800) in an id or text; "
+                               "expected valid Unicode") from None
+    return pl.DataFrame(data, schema=schema, orient=orient)
