@@ -48,6 +48,7 @@ non-printable). JSON ids are JSON strings, \\u-escaped when the file is pure ASC
 from __future__ import annotations
 
 import errno
+import fcntl
 import getpass
 import hashlib
 import json
@@ -56,6 +57,7 @@ import re
 import stat
 import tempfile
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -1140,6 +1142,23 @@ class _Snapshot:
     doc: _Doc
 
 
+@contextmanager
+def _file_lock(path: Path):
+    """An exclusive advisory lock on `<label file>.lock` beside the label file, held for one write."""
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        handle = open(lock_path, "a+b")
+    except OSError as err:
+        if not path.parent.is_dir():
+            raise LabelWriteError(f"cannot save {path}: its folder {path.parent} is gone ({err.strerror})") from None
+        raise LabelWriteError(f"cannot save {path}: cannot lock it ({err.strerror})") from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # closing releases the lock
+
+
 def _stat_key(st: os.stat_result) -> tuple:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
@@ -1347,13 +1366,21 @@ class LabelFile:
     def _apply(self, mark: Mark, kind: str, undoes: Op | None = None, retry_of: str | None = None,
                unpatch: dict | None = None) -> str:
         self._check(mark)
+        # two reviewers marking the same file: the read, the edit and the rename happen under one lock, so
+        # each one re-reads the other's save and applies its mark on top of it
+        try:
+            with _file_lock(self.path):
+                return self._apply_locked(mark, kind, undoes, retry_of, unpatch)
+        except LabelWriteError:
+            # the mark stays in memory (and, once journaled, in the journal) for retry()
+            if kind == "mark" and retry_of is None and not any(m == mark for m, _ in self._pending):
+                self._pending.append((mark, None))
+            raise
+
+    def _apply_locked(self, mark: Mark, kind: str, undoes: Op | None, retry_of: str | None,
+                      unpatch: dict | None) -> str:
         for _attempt in range(3):
-            try:
-                snap = self._refresh(mark)
-            except LabelWriteError:
-                if kind == "mark" and retry_of is None and not any(m == mark for m, _ in self._pending):
-                    self._pending.append((mark, None))
-                raise
+            snap = self._refresh(mark)
             if not (kind == "undo" and isinstance(snap.doc, _Qrels)):  # undo may bring back a qrels query
                 self._require_query(snap.doc, mark.query_id)
             prev = snap.doc.current(mark.query_id, mark.chunk_id)
