@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.stats import bootstrap_ci, exact_sign_flip_p, paired_test, sign_flip_p
+from ragdiff.core.stats import bootstrap_ci, exact_sign_flip_p, paired_test, paired_tests, sign_flip_p
 
 
 def brute_force_p(d):
@@ -140,3 +140,13 @@ def test_properties(d, seed):
         exact = exact_sign_flip_p(d)
         assert 0 < exact <= 1
         assert exact_sign_flip_p(list(reversed(d))) == exact
+
+
+def test_a_matrix_of_metrics_gets_the_numbers_each_row_gets_alone():
+    rng = np.random.default_rng(3)
+    matrix = rng.choice([-1.0, 0.0, 0.0, 0.5, 1.0], size=(4, 60))
+    together = paired_tests(matrix, flips=2000, seed=11)
+    for row, test in zip(matrix, together):
+        alone = paired_test(row, flips=2000, seed=11)
+        assert (test.p_value, test.ci95, test.mean) == (alone.p_value, alone.ci95, alone.mean)
+        assert alone.p_value == sign_flip_p(row, 2000, 11)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
-from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, paired_test
+from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, paired_tests
 
 MIN_QUERIES_FOR_VERDICT = 30  # the lesson: under about thirty queries, read the results by hand
 JUDGED_GAP = 0.10  # judged@k gap between the runs above which the less-judged run's scores are understated
@@ -277,7 +278,7 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
 
     text = _query_text(ev_a, ev_b, gold, scored)
-    diffs = [_metric_diff(ev_a, ev_b, m, flips, seed, alpha, exact_max, by_hand) for m in metrics]
+    diffs = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand)
 
     first_a = _first_relevant(ev_a, gold) if gold is not None else {}
     first_b = _first_relevant(ev_b, gold) if gold is not None else {}
@@ -334,13 +335,26 @@ def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[st
     return text
 
 
-def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, flips: int, seed: int, alpha: float,
-                 exact_max: int, by_hand: bool) -> MetricDiff:
-    pairs = paired(ev_a, ev_b, metric).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
+def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: int, seed: int, alpha: float,
+                  exact_max: int, by_hand: bool) -> list[MetricDiff]:
+    """Every metric's comparison; metrics paired over the same queries share one batch of random draws."""
+    pairs = {m: paired(ev_a, ev_b, m).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
+             for m in metrics}
+    groups: dict[tuple[str, ...], list[Metric]] = {}
+    for m in metrics:
+        groups.setdefault(tuple(pairs[m].get_column("query_id").to_list()), []).append(m)
+    tests = {}
+    for group in groups.values():
+        matrix = np.vstack([pairs[m].get_column("delta").to_numpy() for m in group])
+        tests.update(zip(group, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)))
+    return [_metric_diff(ev_a, ev_b, m, pairs[m], tests[m], alpha, by_hand) for m in metrics]
+
+
+def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, pairs: pl.DataFrame, test: PairedTest,
+                 alpha: float, by_hand: bool) -> MetricDiff:
     a = ev_a.means.get(metric.name, math.nan)
     b = ev_b.means.get(metric.name, math.nan)
     delta = b - a
-    test = paired_test(pairs.get_column("delta").to_numpy(), flips=flips, seed=seed, exact_max=exact_max)
     n = test.n
     worth = float(pairs.get_column("delta").sum()) if n else 0.0
     if n == 0:
