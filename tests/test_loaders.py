@@ -183,3 +183,19 @@ def test_escaped_surrogate_pairs_are_joined_and_lone_ones_refused(tmp_path):
     with pytest.raises(InputError) as err:
         load_run(tmp_path / "run.jsonl")
     assert "surrogate" in str(err.value)
+
+
+def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
+    from ragdiff.core.runs import _load_any_trec, _load_plain_trec
+
+    import random
+    rng = random.Random(5)
+    rows = [f"q{rng.randint(1, 9)} Q0 c{i:04d} {rng.randint(0, 99)} {rng.choice([0.5, 0.25, rng.random()])} tag"
+            for i in range(500)]
+    p = tmp_path / "run.trec"
+    p.write_text("\n".join(rows) + "\n")
+    fast = _load_plain_trec(p)
+    assert fast is not None
+    assert fast.equals(_load_any_trec(p))
+    p.write_text("\n".join(rows).replace(" Q0 ", "\tQ0\t") + "\n")
+    assert _load_plain_trec(p) is None  # tabs: the general path

@@ -161,17 +161,18 @@ def per_query_values(frame: pl.DataFrame, qrels: pl.DataFrame, scored: pl.DataFr
     """
     threshold = settings.threshold
     cut_ks = sorted({m.k for m in metrics if m.k is not None})
+    run = frame.select("query_id", "chunk_id", "rank").join(scored, on="query_id", how="semi")
+    returned = run.group_by("query_id").agg(returned=pl.len())
+    # every metric counts judged chunks only, so the million unjudged rows of a big run never leave the join
     rows = (
-        frame.select("query_id", "chunk_id", "rank")
-        .join(scored, on="query_id", how="semi")
-        .join(qrels, on=["query_id", "chunk_id"], how="left")
+        run.join(qrels.filter(pl.col("grade").is_not_null()), on=["query_id", "chunk_id"], how="inner")
         .with_columns(
-            rel=(pl.col("grade") >= threshold).fill_null(False),
-            judged=(pl.col("grade") >= 0).fill_null(False),
+            rel=pl.col("grade") >= threshold,
+            judged=pl.col("grade") >= 0,
             dg=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("rank")),
         )
     )
-    aggs = [pl.len().alias("returned"), pl.col("rank").filter(pl.col("rel")).min().alias("first_rel")]
+    aggs = [pl.col("rank").filter(pl.col("rel")).min().alias("first_rel")]
     for k in cut_ks:
         top = pl.col("rank") <= k
         aggs += [
@@ -179,7 +180,7 @@ def per_query_values(frame: pl.DataFrame, qrels: pl.DataFrame, scored: pl.DataFr
             (pl.col("judged") & top).sum().alias(f"judged_{k}"),
             pl.col("dg").filter(top).sum().alias(f"dcg_{k}"),
         ]
-    per_run = rows.group_by("query_id").agg(aggs)
+    per_run = returned.join(rows.group_by("query_id").agg(aggs), on="query_id", how="left")
 
     ideal = (
         qrels.join(scored, on="query_id", how="semi")

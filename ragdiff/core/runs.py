@@ -120,8 +120,11 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
         frame, sort_by_score = _load_table(path, fmt)
     if frame.height == 0:
         raise InputError(path, "the run has no results; expected at least one ranked chunk")
+    # query ids as a Categorical while deduplicating and sorting: u32 keys instead of strings (bench/: the
+    # sort of a million-line run 0.26 s -> 0.18 s); rows of one query stay together, which is all the sort needs
+    frame = frame.with_columns(pl.col("query_id").cast(pl.Categorical))
     frame = _dedupe(path, frame, keep_first, allow=bool(searches))
-    frame = _order(frame, sort_by_score)
+    frame = _order(frame, sort_by_score).with_columns(pl.col("query_id").cast(pl.String))
     return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
 
 
@@ -134,18 +137,23 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
         frame = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True])
     else:
         frame = frame.sort(["query_id", "line"], maintain_order=True)
-    return frame.with_columns(
-        rank=(pl.int_range(pl.len(), dtype=pl.UInt32).over("query_id") + 1),
-    ).select(list(RUN_SCHEMA))
+    # sorted by query, so a query's rows are one stretch: rank = position - where the stretch starts + 1
+    position = pl.int_range(pl.len(), dtype=pl.UInt32)
+    starts = pl.when(pl.col("query_id") != pl.col("query_id").shift(1)).then(position).forward_fill().fill_null(0)
+    return frame.with_columns(rank=position - starts + 1).select(list(RUN_SCHEMA))
 
 
 def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> pl.DataFrame:
     """Agent runs keep the first sighting of each chunk (the union, first-seen); other runs must not repeat one."""
     if allow or keep_first:
         return frame.sort("line").unique(subset=["query_id", "chunk_id"], keep="first", maintain_order=True)
+    # distinct chunks counted per query: a few MB, where one hash set of (query, chunk) pairs took 230 MB
+    distinct = frame.group_by("query_id").agg(pl.col("chunk_id").n_unique()).get_column("chunk_id").sum()
+    if distinct == frame.height:
+        return frame
     dup_mask = frame.select(pl.struct("query_id", "chunk_id").is_duplicated()).to_series()
     if dup_mask.any():
-        dups = frame.filter(dup_mask).sort("line")
+        dups = frame.filter(dup_mask).sort("line").with_columns(pl.col("query_id").cast(pl.String))
         first = dups.row(0, named=True)
         same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("chunk_id") == first["chunk_id"]))
         lines = same.get_column("line").to_list()
@@ -159,6 +167,60 @@ def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> p
 
 
 def _load_trec(path: Path) -> pl.DataFrame:
+    frame = _load_plain_trec(path)
+    return _load_any_trec(path) if frame is None else frame
+
+
+_TREC_SCHEMA = {"query_id": pl.String, "q0": pl.String, "chunk_id": pl.String, "rank": pl.Int64,
+                "score": pl.Float64, "tag": pl.String}
+
+
+def _load_plain_trec(path: Path) -> pl.DataFrame | None:
+    """The common case (single spaces, six columns, no comment, blank line or BOM) through polars' CSV reader,
+    six times faster than the general path; None sends anything else to the general path, whose messages
+    name the line and what is wrong."""
+    lines = _plain_line_count(path)
+    if lines is None:
+        return None
+    try:
+        frame = pl.read_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_SCHEMA,
+                            columns=[0, 2, 3, 4, 5], truncate_ragged_lines=False, encoding="utf8")
+    except Exception:  # any refusal (ragged, non-numeric, encoding): the general path says which line
+        return None
+    # a short line reads as nulls at its end (the tag is read only to see it is there)
+    ok = frame.select(
+        pl.all_horizontal(pl.all().is_not_null()).all()
+        & (pl.col("rank") >= 0).all()
+        & pl.col("score").is_finite().all()
+    ).item()
+    if frame.height != lines or not ok:
+        return None
+    return frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"),
+                        pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line"))
+
+
+def _plain_line_count(path: Path, block: int = 1 << 20) -> int | None:
+    """Lines in a file with no BOM, NUL, tab, comment or blank line, read a block at a time; None otherwise."""
+    lines = 0
+    previous = b"\n"
+    with path.open("rb") as handle:
+        head = handle.read(3)
+        if head.startswith(b"\xef\xbb\xbf"):
+            return None
+        handle.seek(0)
+        while chunk := handle.read(block):
+            # one byte of the block before, so a comment or blank line across the boundary is seen
+            window = previous[-1:] + chunk
+            if b"\x00" in chunk or b"\t" in chunk or b"\n#" in window or b"\n\n" in window or b"\r" in chunk:
+                return None
+            lines += chunk.count(b"\n")
+            previous = chunk
+    if previous == b"\n":
+        return None  # empty file
+    return lines + (not previous.endswith(b"\n"))
+
+
+def _load_any_trec(path: Path) -> pl.DataFrame:
     # like trec_eval, text after the sixth column is ignored (its own fixture results.trunc has some)
     parsed = whitespace_columns(path, read_text(path), ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
                                 "qid Q0 chunk rank score tag", ignore_extra=True)
