@@ -19,6 +19,7 @@ from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, 
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, compare, diff_document, diff_metrics, fmt_delta,
                                fmt_p, fmt_value, worth_text)
 from ragdiff.core.metrics import evaluate
+from ragdiff.core.visible import visible
 from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED
 
 
@@ -77,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
             if console is not None:
                 _say(console, Text("FAIL (--fail-on-regression):", style="bold red"))
                 for reason in failures:
-                    _say(console, Text(f"  - {reason}"))
+                    _say(console, Text(f"  - {visible(reason)}"))
             else:
                 for reason in failures:
-                    warn(f"regression: {reason}")
+                    warn(f"regression: {visible(reason)}")
             return 1
         if not args.json:
             note = "PASS (--fail-on-regression): no regression-marked query misses at k in B"
@@ -103,10 +104,10 @@ def _flip_line(f: Flip, a_name: str, b_name: str) -> Text:
     line = Text("  ")
     line.append(mark, style=style)
     line.append(" ")
-    line.append(f.query_id, style="bold")
+    line.append(visible(f.query_id), style="bold")
     if f.text and f.text != f.query_id:
         line.append("  ")
-        line.append(f.text)
+        line.append(visible(f.text))
     a = f"#{f.a_rank}" if f.a_rank is not None else "—"
     b = f"#{f.b_rank}" if f.b_rank is not None else "—"
     line.append(f"  (first gold: A {a}, B {b})", style="dim")
@@ -127,9 +128,9 @@ def print_report(d: Diff, gold_path: str, show: int) -> None:
     head = Text()
     head.append("ragdiff diff  ", style="bold")
     head.append("A ")
-    head.append(d.a_name, style="bold")
+    head.append(visible(d.a_name), style="bold")
     head.append("  vs  B ")
-    head.append(d.b_name, style="bold")
+    head.append(visible(d.b_name), style="bold")
     _say(console, head)
     info = f"{gold_path}: {d.n} queries scored"
     if d.unanswerable:
@@ -189,10 +190,10 @@ def print_report(d: Diff, gold_path: str, show: int) -> None:
             if o is None:
                 continue
             line = Text(f"  {side.upper()} ")
-            line.append(o.run)
+            line.append(visible(o.run))
             line.append(f": {fmt_value(o.recall_k)} → {fmt_value(o.recall_depth)}, {o.count} of {d.n} queries")
             if o.queries:
-                line.append(": " + ", ".join(o.queries[:show]) + (" …" if len(o.queries) > show else ""), style="dim")
+                line.append(": " + ", ".join(map(visible, o.queries[:show])) + (" …" if len(o.queries) > show else ""), style="dim")
             _say(console, line)
 
     if d.overlap is not None:
@@ -203,7 +204,7 @@ def print_report(d: Diff, gold_path: str, show: int) -> None:
 
     if d.judged_warning:
         console.print()
-        _say(console, Text("warning: " + d.judged_warning, style="yellow"))
+        _say(console, Text("warning: " + visible(d.judged_warning), style="yellow"))
     if d.regressions:
         console.print()
         _say(console, Text(f"Regression queries that miss at k={s.k} in B: {len(d.regressions)}", style="bold red"))

@@ -13,6 +13,7 @@ from ragdiff.cli.common import (add_input_options, check_run_matches_corpus, cor
                                 settings_from, stdout_console, warn)
 from ragdiff.core.corpus import Corpus
 from ragdiff.core.metrics import RunEval, default_metrics, evaluate
+from ragdiff.core.visible import visible
 
 
 def add_parser(subparsers) -> None:
@@ -89,7 +90,7 @@ def print_tables(evals: list[RunEval], per_query: bool) -> None:
     table = Table(show_edge=False)
     table.add_column("metric")
     for ev in evals:
-        table.add_column(Text(ev.run.name), justify="right")
+        table.add_column(Text(visible(ev.run.name)), justify="right")
     for metric in first.metrics:
         table.add_row(metric.name, *[fmt_value(ev.means.get(metric.name)) for ev in evals])
     console.print(table)
@@ -104,15 +105,15 @@ def print_tables(evals: list[RunEval], per_query: bool) -> None:
             notes.append(f"{len(ev.queries.not_in_gold)} queries not in the gold set (left out): "
                          + ", ".join(ev.queries.not_in_gold[:10]) + (" …" if len(ev.queries.not_in_gold) > 10 else ""))
         for note in notes:
-            console.print(Text(f"{ev.run.name}: {note}"))
+            console.print(Text(visible(f"{ev.run.name}: {note}")))
     if len(q.scored) == 0:
         console.print(Text("no query has a relevant chunk in the gold set: nothing to score"))
     if per_query:
         for ev in evals:
-            pq = Table(title=Text(f"{ev.run.name}: per query"), title_justify="left", show_edge=False)
+            pq = Table(title=Text(f"{visible(ev.run.name)}: per query"), title_justify="left", show_edge=False)
             pq.add_column("query")
             for metric in ev.metrics:
                 pq.add_column(metric.name, justify="right")
             for row in ev.per_query.iter_rows(named=True):
-                pq.add_row(Text(row["query_id"]), *[fmt_value(row[m.name]) for m in ev.metrics])
+                pq.add_row(Text(visible(row["query_id"])), *[fmt_value(row[m.name]) for m in ev.metrics])
             console.print(pq)

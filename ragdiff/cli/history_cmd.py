@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ragdiff.cli.common import fmt_value, is_tty, stdout_console
 from ragdiff.core.history import History, drops, load_history, sparkline
+from ragdiff.core.visible import visible
 
 
 def add_parser(subparsers) -> None:
@@ -74,7 +75,7 @@ def print_history(history: History) -> None:
         gold = row.get("gold_sha256")[:7]
         gold_text = Text(gold, style="yellow" if previous_gold is not None and gold != previous_gold else "")
         previous_gold = gold
-        cells = [Text(when), Text(row.run), Text(row.get("run_sha256")[:7]), gold_text, Text(row.get("queries_scored")),
+        cells = [Text(when), Text(visible(row.run)), Text(row.get("run_sha256")[:7]), gold_text, Text(row.get("queries_scored")),
                  Text(f"{row.get('k')}/{row.get('depth')}")]
         for name in metrics:
             value = row.metrics.get(name)
@@ -102,7 +103,7 @@ def print_history(history: History) -> None:
                 continue
             line = Text(f"  {name:<{width}}  ")
             if len(runs) > 1:
-                line.append(f"{run_name:<{run_width}}  ")
+                line.append(f"{visible(run_name):<{run_width}}  ")
             line.append(sparkline(series, lo, hi).ljust(spark_width))
             line.append(f"  {fmt_value(known[0], 3)} → {fmt_value(known[-1], 3)}", style="dim")
             console.print(line, soft_wrap=True)
@@ -112,7 +113,7 @@ def print_history(history: History) -> None:
         console.print(Text(f"Drops from the run's previous row: {len(dropped)}", style="bold red"))
         for d in dropped:
             line = Text(f"  {d.row.when.strftime('%Y-%m-%d %H:%M')} ")
-            line.append(d.row.run)
+            line.append(visible(d.row.run))
             line.append(f": {d.metric} {fmt_value(d.before, 3)} → {fmt_value(d.after, 3)} "
                         f"({d.after - d.before:+.4f}; line {d.row.line} vs {d.previous.line})")
             if d.gold_changed:
