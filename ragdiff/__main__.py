@@ -1,3 +1,4 @@
 from ragdiff.cli.main import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # multiprocessing's spawned helpers import this module too
+    raise SystemExit(main())

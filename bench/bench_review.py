@@ -1,0 +1,152 @@
+"""How fast is the review screen on big inputs? (a benchmark, not a test)
+
+Generates a seeded pair of runs of 10,000 queries × 100 chunks and qrels for them, opens the review screen
+with Pilot at 140×40, and measures inside the app's process:
+
+- time to the first interactive screen (app start → the Loaded message handled and the screen drawn),
+- moving to the next query (`]`), median and worst of many presses,
+- changing k (`+` then `-`), median and worst,
+- the filter (`f`) and the sort (`s`).
+
+    .venv/bin/python bench/bench_review.py [--queries 10000] [--depth 100] [--presses 50]
+
+Writes nothing but what it prints; bench/REVIEW.md holds the numbers of a run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ragdiff.app.app import ReviewApp, ReviewInputs  # noqa: E402
+from ragdiff.core.metrics import EvalSettings  # noqa: E402
+
+
+def generate(folder: Path, queries: int, depth: int, seed: int = 20250806) -> dict[str, Path]:
+    """Two TREC runs over a shared pool and qrels with 1-4 relevant chunks per query (5% unanswerable)."""
+    rng = random.Random(seed)
+    qrels, run_a, run_b = [], [], []
+    for q in range(1, queries + 1):
+        qid = f"q{q:05d}"
+        pool = [f"d{q}-{i}" for i in range(depth * 2)]
+        if rng.random() >= 0.05:
+            for chunk in rng.sample(pool[: depth + depth // 2], rng.randint(1, 4)):
+                qrels.append(f"{qid} 0 {chunk} {rng.randint(1, 3)}\n")
+        for chunk in rng.sample(pool, 12):  # some judged not relevant
+            qrels.append(f"{qid} 0 {chunk}x 0\n")
+        for name, out in (("A", run_a), ("B", run_b)):
+            ranked = rng.sample(pool, depth)
+            for rank, chunk in enumerate(ranked, start=1):
+                out.append(f"{qid} Q0 {chunk} {rank} {depth - rank + rng.random():.4f} {name}\n")
+    paths = {"gold": folder / "qrels.txt", "a": folder / "a.trec", "b": folder / "b.trec"}
+    paths["gold"].write_text("".join(qrels))
+    paths["a"].write_text("".join(run_a))
+    paths["b"].write_text("".join(run_b))
+    # a small corpus for the chunk pane (the index is built in a worker; a few lines are read on demand)
+    with (folder / "corpus.jsonl").open("w") as handle:
+        for q in range(1, queries + 1, 97):
+            handle.write(json.dumps({"id": f"d{q}-0", "text": f"chunk text {q}"}) + "\n")
+    paths["corpus"] = folder / "corpus.jsonl"
+    return paths
+
+
+class TimedApp(ReviewApp):
+    """Records when the first screen with data is drawn."""
+
+    first_screen_at: float | None = None
+
+    def on_loaded(self, message) -> None:
+        super().on_loaded(message)
+        self.call_after_refresh(self._drawn)
+
+    def _drawn(self) -> None:
+        if self.first_screen_at is None:
+            self.first_screen_at = time.perf_counter()
+
+
+async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
+    started = time.perf_counter()
+    app = TimedApp(ReviewInputs(run_a=paths["a"], run_b=paths["b"], gold=paths["gold"],
+                                settings=EvalSettings(k=10, depth=depth), corpus=paths["corpus"],
+                                gold_format="qrels", run_format="trec"))
+    out: dict = {}
+    async with app.run_test(size=(140, 40)) as pilot:
+        while app.first_screen_at is None:
+            if not app.is_running or time.perf_counter() - started > 300:
+                raise SystemExit(f"the review screen did not open: {app.failure or 'timeout'}")
+            await asyncio.sleep(0.005)
+        out["first_screen_s"] = app.first_screen_at - started
+        out["load_worker_s"] = app.load_seconds
+
+        async def timed(key: str) -> float:
+            t0 = time.perf_counter()
+            await pilot.press(key)  # press returns after the key's handler ran and the app is idle
+            return time.perf_counter() - t0
+
+        # while the p-values for the header are computed in a worker thread (the screen is already usable)
+        out["next_query_busy_ms"] = [1000 * await timed("right_square_bracket") for _ in range(10)]
+        while not app.model.header.verdicts_ready:
+            await asyncio.sleep(0.01)
+        out["verdicts_s"] = time.perf_counter() - app.first_screen_at
+        first = app.model.header.metrics[0]
+        out["verdict"] = f"{first.label} p={first.p_value} {first.verdict}" + (
+            f" error: {app.verdict_error}" if app.verdict_error else "")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+        # the floor: a key nothing is bound to (what Pilot itself costs per press)
+        out["noop_press_ms"] = [1000 * await timed("z") for _ in range(20)]
+        out["next_query_ms"] = [1000 * await timed("right_square_bracket") for _ in range(presses)]
+        k_times = []
+        for _ in range(max(3, presses // 10)):
+            k_times.append(1000 * await timed("plus"))
+            k_times.append(1000 * await timed("minus"))
+        out["change_k_ms"] = k_times
+        out["filter_ms"] = [1000 * await timed("f") for _ in range(12)]
+        out["sort_ms"] = [1000 * await timed("s") for _ in range(6)]
+        await pilot.press("q")
+    return out
+
+
+def summary(values: list[float]) -> str:
+    return f"median {statistics.median(values):.1f} ms, worst {max(values):.1f} ms (n={len(values)})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--presses", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ragdiff-bench-") as tmp:
+        t0 = time.perf_counter()
+        paths = generate(Path(tmp), args.queries, args.depth)
+        generated = time.perf_counter() - t0
+        result = asyncio.run(measure(paths, args.depth, args.presses))
+    print(f"ragdiff review bench: {args.queries:,} queries × {args.depth} chunks per run, two runs, qrels "
+          f"(generated in {generated:.1f} s) · python {platform.python_version()} · {platform.machine()}")
+    print(f"first interactive screen: {result['first_screen_s']:.2f} s "
+          f"(loading + scoring in the worker {result['load_worker_s']:.2f} s)")
+    print(f"a key bound to nothing (Pilot's own cost): {summary(result['noop_press_ms'])}")
+    print(f"p-values in the header (diff.compare in a worker process): ready {result['verdicts_s']:.2f} s "
+          f"after the first screen ({result['verdict']})")
+    print(f"next query ] while they are computed: {summary(result['next_query_busy_ms'])}")
+    print(f"next query ]: {summary(result['next_query_ms'])}")
+    print(f"change k +/-: {summary(result['change_k_ms'])}")
+    print(f"filter f: {summary(result['filter_ms'])}")
+    print(f"sort s: {summary(result['sort_ms'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

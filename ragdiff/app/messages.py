@@ -1,0 +1,55 @@
+"""What workers send back to the app: plain dataclasses (Textual messages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class LoadProgress(Message):
+    """A step of loading, for the progress line."""
+
+    text: str
+
+
+@dataclass
+class Loaded(Message):
+    """The runs and gold set are read and the model is built: the screen can show it."""
+
+    model: Any  # ReviewModel
+    seconds: float
+
+
+@dataclass
+class LoadFailed(Message):
+    """Loading failed: the words to show (and to print on exit)."""
+
+    text: str
+
+
+@dataclass
+class CorpusReady(Message):
+    """The corpus offset index is built (or could not be)."""
+
+    chunks: int
+    error: str | None
+
+
+@dataclass
+class VerdictsReady(Message):
+    """p-values and verdicts for one (k, gold generation), computed in the background."""
+
+    key: tuple
+    result: Any
+
+
+@dataclass
+class MarkDone(Message):
+    """A label was written (or refused): the status sentence, and the gold set reloaded after it."""
+
+    status: str
+    gold: Any  # Gold | None (None: nothing changed on disk)
+    error: bool = False

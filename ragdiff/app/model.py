@@ -1,0 +1,437 @@
+"""The review screen's view-model: everything the widgets show, computed from the core, no Textual.
+
+Built once per gold set (the ranked rows of both runs with their labels and their rank in the other run),
+and once per k (per-query hit/miss, reciprocal rank and nDCG, filters and their counts, header numbers).
+A keypress only reads from these tables: moving to the next query slices one query out of a frame that is
+sorted and indexed by query, and keeps the last few queries' rows in a small cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+import polars as pl
+
+from ragdiff.core.diff import flips as core_flips
+from ragdiff.core.gold import Gold
+from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
+from ragdiff.core.runs import Run
+
+FILTERS: tuple[tuple[str, str], ...] = (
+    ("all", "all"),
+    ("hit_to_miss", "hit→miss"),
+    ("miss_to_hit", "miss→hit"),
+    ("both_miss", "both miss"),
+    ("unanswerable", "unanswerable"),
+    ("unjudged", "unjudged@k"),
+)
+SORTS: tuple[tuple[str, str], ...] = (
+    ("flips", "flips first"),
+    ("delta_rr", "Δ reciprocal rank"),
+    ("delta_ndcg", "Δ nDCG@k"),
+)
+
+UNJUDGED = None  # a row's level when the gold set has no judgment for the chunk
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    rank: int
+    chunk_id: str
+    score: float | None
+    level: str | None  # "gold" | "evidence" | "not_relevant" | None (unjudged)
+    grade: int | None  # the grade as labelled (None when unjudged)
+    relevant: bool  # counts as relevant under the settings (level, threshold)
+    other_rank: int | None  # the chunk's rank in the other run, None when absent there
+
+
+@dataclass(frozen=True)
+class MissedGold:
+    chunk_id: str
+    level: str
+    grade: int
+    rank: int | None  # where this run put it (beyond k), None when it did not retrieve it
+
+
+@dataclass(frozen=True)
+class QueryRow:
+    query_id: str
+    text: str
+    position: int
+    unanswerable: bool
+    hit_a: bool | None  # None for an unanswerable query
+    hit_b: bool | None
+    rr_a: float | None
+    rr_b: float | None
+    ndcg_a: float | None
+    ndcg_b: float | None
+    unjudged_a: int  # unjudged chunks in run A's top k
+    unjudged_b: int
+    in_a: bool  # the run has the query at all
+    in_b: bool
+
+    @property
+    def kind(self) -> str:
+        if self.unanswerable:
+            return "unanswerable"
+        if self.hit_a and not self.hit_b:
+            return "hit_to_miss"
+        if self.hit_b and not self.hit_a:
+            return "miss_to_hit"
+        return "both_hit" if self.hit_a else "both_miss"
+
+    @property
+    def delta_rr(self) -> float | None:
+        return None if self.rr_a is None or self.rr_b is None else self.rr_b - self.rr_a
+
+    @property
+    def delta_ndcg(self) -> float | None:
+        return None if self.ndcg_a is None or self.ndcg_b is None else self.ndcg_b - self.ndcg_a
+
+
+@dataclass(frozen=True)
+class MetricLine:
+    name: str  # the core's metric name, e.g. "recall@5"
+    label: str  # what the header shows, e.g. "recall@5", "MRR", "nDCG@5"
+    a: float
+    b: float
+    delta: float
+    worth: float  # the change in queries: delta × scored queries (exact for recall@k)
+    exact: bool  # worth is a whole number of queries (recall@k)
+    percent: bool = False  # show as a percentage (judged@k)
+    p_value: float | None = None
+    verdict: str | None = None
+
+
+@dataclass(frozen=True)
+class Header:
+    name_a: str
+    name_b: str
+    gold_name: str
+    queries: int
+    scored: int
+    unanswerable: int
+    k: int
+    depth: int
+    metrics: list[MetricLine]
+    notes: list[str] = field(default_factory=list)
+    verdicts_ready: bool = False  # p-values are computed in the background
+    by_hand: bool = False  # under 30 scored queries: no verdict, read the flips by hand
+
+
+def _label(metric: Metric) -> str:
+    names = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG", "precision": "P", "judged": "judged",
+             "recall_frac": "recall_frac"}
+    base = names.get(metric.family, metric.family)
+    return base if metric.k is None else f"{base}@{metric.k}"
+
+
+def header_metrics(k: int, depth: int) -> list[Metric]:
+    """What the header shows: recall at k, ordering, graded gain, padding, label coverage, and recall at depth."""
+    out = [Metric("recall", k), Metric("mrr"), Metric("ndcg", k), Metric("precision", k), Metric("judged", k)]
+    if depth != k:
+        out.append(Metric("recall", depth))
+    return out
+
+
+class ReviewModel:
+    """Two runs against one gold set at one k. Call `set_k` to change k, `set_gold` after a label changes."""
+
+    def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64):
+        self.run_a = run_a
+        self.run_b = run_b
+        self.settings = settings
+        self._row_cache: OrderedDict[tuple[str, str], list[RankedRow]] = OrderedDict()
+        self._row_cache_size = row_cache
+        self._visible_cache: OrderedDict[tuple, list[str]] = OrderedDict()
+        self._verdicts: dict[tuple[int, int], tuple[dict, bool]] = {}
+        self._evals: dict[tuple[int, int], tuple[RunEval, RunEval]] = {}  # (k, generation) -> both evaluations
+        self._generation = 0  # bumped on every set_gold: verdicts of an older gold set are not shown
+        self.set_gold(gold)
+
+    # ---- per gold set -------------------------------------------------------------------------------------
+
+    def set_gold(self, gold: Gold) -> None:
+        """Rebuild the label-dependent tables (after loading, and after every mark), then recompute at k."""
+        self.gold = gold
+        self._generation += 1
+        settings = self.settings
+        judgments = gold.judgments.select("query_id", "chunk_id", "grade", "level")
+        effective = gold.qrels(settings.level).rename({"grade": "effective"})
+        labels = judgments.join(effective, on=["query_id", "chunk_id"], how="left")
+        frame_a = aligned_frame(self.run_a, gold).select("query_id", "chunk_id", "score", "rank")
+        frame_b = aligned_frame(self.run_b, gold).select("query_id", "chunk_id", "score", "rank")
+        self._frames = {}
+        self._index = {}
+        for side, mine, other in (("a", frame_a, frame_b), ("b", frame_b, frame_a)):
+            joined = (
+                mine.join(other.select("query_id", "chunk_id", pl.col("rank").alias("other_rank")),
+                          on=["query_id", "chunk_id"], how="left")
+                .join(labels, on=["query_id", "chunk_id"], how="left")
+                .with_columns(relevant=(pl.col("effective") >= settings.threshold).fill_null(False),
+                              judged=(pl.col("grade") >= 0).fill_null(False))
+                .sort(["query_id", "rank"])
+                .with_row_index("row")
+            )
+            self._frames[side] = joined
+            starts = joined.group_by("query_id").agg(pl.col("row").min().alias("start"), pl.len().alias("n"))
+            self._index[side] = {q: (s, n) for q, s, n in starts.iter_rows()}
+        self._labels = labels.with_columns(
+            relevant=(pl.col("effective") >= settings.threshold).fill_null(False)
+        ).sort(["query_id", "effective", "chunk_id"], descending=[False, True, False])
+        self._label_index: dict[str, list[tuple[str, int, str]]] = {}
+        for qid, chunk, grade, level in self._labels.filter(pl.col("relevant")).select(
+                "query_id", "chunk_id", "grade", "level").iter_rows():
+            self._label_index.setdefault(qid, []).append((chunk, grade, level))
+        queries = gold.queries.sort("position")
+        self._query_text = {
+            q: (t if t is not None else (self.run_a.query_text.get(q) or self.run_b.query_text.get(q) or ""))
+            for q, t in zip(queries.get_column("query_id"), queries.get_column("text"))
+        }
+        self._query_order = list(self._query_text)
+        self._row_cache.clear()
+        self.set_k(self.settings.k)
+
+    # ---- per k --------------------------------------------------------------------------------------------
+
+    def set_k(self, k: int) -> None:
+        k = max(1, int(k))
+        self.settings = replace(self.settings, k=k)
+        self.metrics = header_metrics(k, self.settings.depth)
+        cached = self._evals.get((k, self._generation))
+        if cached is None:
+            cached = (evaluate(self.run_a, self.gold, self.settings, self.metrics),
+                      evaluate(self.run_b, self.gold, self.settings, self.metrics))
+            self._evals[(k, self._generation)] = cached
+            if len(self._evals) > 8:
+                self._evals.pop(next(iter(self._evals)))
+        self.eval_a: RunEval = cached[0]
+        self.eval_b: RunEval = cached[1]
+        self.hit_to_miss, self.miss_to_hit = core_flips(self.eval_a, self.eval_b, k)
+        recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
+        values: dict[str, dict[str, tuple]] = {}
+        for side, ev in (("a", self.eval_a), ("b", self.eval_b)):
+            values[side] = {q: (r, m, n) for q, r, m, n in ev.per_query.select("query_id", recall, rr, ndcg).iter_rows()}
+        unjudged = {}
+        for side in ("a", "b"):
+            counts = (
+                self._frames[side].filter((pl.col("rank") <= k) & ~pl.col("judged"))
+                .group_by("query_id").agg(pl.len().alias("n"))
+            )
+            unjudged[side] = dict(counts.iter_rows())
+        unanswerable = set(self.eval_a.queries.unanswerable)
+        rows: dict[str, QueryRow] = {}
+        for position, qid in enumerate(self._query_order):
+            va = values["a"].get(qid)
+            vb = values["b"].get(qid)
+            rows[qid] = QueryRow(
+                query_id=qid, text=self._query_text[qid], position=position,
+                unanswerable=qid in unanswerable and va is None,
+                hit_a=None if va is None else bool(va[0]), hit_b=None if vb is None else bool(vb[0]),
+                rr_a=None if va is None else va[1], rr_b=None if vb is None else vb[1],
+                ndcg_a=None if va is None else va[2], ndcg_b=None if vb is None else vb[2],
+                unjudged_a=unjudged["a"].get(qid, 0), unjudged_b=unjudged["b"].get(qid, 0),
+                in_a=qid in self._index["a"], in_b=qid in self._index["b"],
+            )
+        self.rows = rows
+        flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
+        self._flips_order = (self.hit_to_miss + self.miss_to_hit
+                             + [q for q in self._query_order if q not in flipped])
+        self._members = {
+            "all": self._query_order,
+            "hit_to_miss": self.hit_to_miss,
+            "miss_to_hit": self.miss_to_hit,
+            "both_miss": [q for q in self._query_order if rows[q].kind == "both_miss"],
+            "unanswerable": [q for q in self._query_order if rows[q].unanswerable],
+            "unjudged": [q for q in self._query_order if rows[q].unjudged_a or rows[q].unjudged_b],
+        }
+        self._visible_cache.clear()
+        self.header = self._header()
+
+    @property
+    def k(self) -> int:
+        return self.settings.k
+
+    @property
+    def depth(self) -> int:
+        return self.settings.depth
+
+    def filter_counts(self) -> dict[str, int]:
+        return {key: len(self._members[key]) for key, _ in FILTERS}
+
+    def visible(self, filter_key: str = "all", sort_key: str = "flips", search: str = "") -> list[str]:
+        """Query ids to list, in order: the filter, then the sort, then the search over id and text."""
+        key = (filter_key, sort_key, search)
+        cached = self._visible_cache.get(key)
+        if cached is not None:
+            return cached
+        members = set(self._members[filter_key])
+        if sort_key == "flips":
+            order = [q for q in self._flips_order if q in members]
+        else:
+            attr = "delta_rr" if sort_key == "delta_rr" else "delta_ndcg"
+
+            def by_delta(q: str):
+                value = getattr(self.rows[q], attr)
+                # the largest losses first, then gains; queries with no value last, in gold order
+                return (value is None, value if value is not None else 0.0, self.rows[q].position)
+
+            order = sorted(members, key=by_delta)
+        if search:
+            needle = search.casefold()
+            order = [q for q in order if needle in q.casefold() or needle in self.rows[q].text.casefold()]
+        self._visible_cache[key] = order
+        if len(self._visible_cache) > 32:
+            self._visible_cache.popitem(last=False)
+        return order
+
+    # ---- one query ----------------------------------------------------------------------------------------
+
+    def ranked(self, query_id: str, side: str) -> list[RankedRow]:
+        """Every row run `side` returned for the query (all ranks), read once and kept in a small cache."""
+        key = (query_id, side)
+        cached = self._row_cache.get(key)
+        if cached is not None:
+            self._row_cache.move_to_end(key)
+            return cached
+        start, n = self._index[side].get(query_id, (0, 0))
+        part = self._frames[side].slice(start, n)
+        rows = [
+            RankedRow(rank=r, chunk_id=c, score=s, level=lv, grade=g, relevant=rel, other_rank=o)
+            for r, c, s, lv, g, rel, o in part.select(
+                "rank", "chunk_id", "score", "level", "grade", "relevant", "other_rank").iter_rows()
+        ]
+        self._row_cache[key] = rows
+        if len(self._row_cache) > self._row_cache_size:
+            self._row_cache.popitem(last=False)
+        return rows
+
+    def rows_for(self, query_id: str, side: str) -> list[RankedRow]:
+        rows = self.ranked(query_id, side)
+        depth = self.settings.depth
+        return rows if not rows or rows[-1].rank <= depth else [r for r in rows if r.rank <= depth]
+
+    def missed_gold(self, query_id: str, side: str) -> list[MissedGold]:
+        """Relevant chunks not in this run's top k, with where the run put them (or None: not retrieved)."""
+        relevant = self._label_index.get(query_id)
+        if relevant is None:
+            return []
+        rows = self.ranked(query_id, side)
+        rank_of = {r.chunk_id: r.rank for r in rows}
+        k = self.settings.k
+        out = []
+        for chunk, grade, level in relevant:
+            rank = rank_of.get(chunk)
+            if rank is None or rank > k:
+                out.append(MissedGold(chunk, level, grade, rank))
+        return out
+
+    def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
+        hit = self._labels.filter((pl.col("query_id") == query_id) & (pl.col("chunk_id") == chunk_id))
+        if not hit.height:
+            return None, None
+        return hit.item(0, "level"), hit.item(0, "grade")
+
+    def rank_in(self, query_id: str, side: str, chunk_id: str) -> int | None:
+        for row in self.ranked(query_id, side):
+            if row.chunk_id == chunk_id:
+                return row.rank
+        return None
+
+    def query_text(self, query_id: str) -> str:
+        return self._query_text.get(query_id, "")
+
+    # ---- header -------------------------------------------------------------------------------------------
+
+    def _header(self) -> Header:
+        scored = len(self.eval_a.queries.scored)
+        verdicts, by_hand = self._verdicts.get(self._verdict_key(), ({}, False))
+        lines = []
+        for metric in self.metrics:
+            a = self.eval_a.means.get(metric.name, math.nan)
+            b = self.eval_b.means.get(metric.name, math.nan)
+            delta = b - a if not (math.isnan(a) or math.isnan(b)) else math.nan
+            exact = metric.family == "recall"
+            if exact and metric.k == self.settings.k:
+                worth = float(len(self.miss_to_hit) - len(self.hit_to_miss))
+            else:
+                worth = delta * scored if not math.isnan(delta) else math.nan
+            p_value, verdict = verdicts.get(metric.name, (None, None))
+            lines.append(MetricLine(metric.name, _label(metric), a, b, delta, worth, exact,
+                                    percent=metric.family == "judged", p_value=p_value, verdict=verdict))
+        notes = []
+        for run, ev in ((self.run_a, self.eval_a), (self.run_b, self.eval_b)):
+            if ev.queries.missing_from_run:
+                notes.append(f"{run.name} lacks {len(ev.queries.missing_from_run)} gold queries (scored 0)")
+            if ev.queries.not_in_gold:
+                notes.append(f"{run.name} has {len(ev.queries.not_in_gold)} queries not in the gold set (left out)")
+        return Header(
+            name_a=self.run_a.path.name, name_b=self.run_b.path.name, gold_name=self.gold.path.name,
+            queries=len(self._query_order), scored=scored, unanswerable=len(self.eval_a.queries.unanswerable),
+            k=self.settings.k, depth=self.settings.depth, metrics=lines, notes=notes,
+            verdicts_ready=self._verdict_key() in self._verdicts, by_hand=by_hand,
+        )
+
+    # ---- verdicts (p-values) ------------------------------------------------------------------------------
+
+    def _verdict_key(self) -> tuple[int, int]:
+        return (self.settings.k, self._generation)
+
+    def verdict_job(self):
+        """(key, function, args) to run off the UI thread (or in another process: the args pickle small);
+        hand `function(*args)` to `apply_verdicts(key, result)`."""
+        return self._verdict_key(), compute_verdicts, (without_lists(self.eval_a), without_lists(self.eval_b))
+
+    def has_verdicts(self, key: tuple[int, int]) -> bool:
+        return key in self._verdicts
+
+    def apply_verdicts(self, key: tuple[int, int], result) -> bool:
+        """Store a verdict result; True when it is for what is on screen now (the header was rebuilt)."""
+        self._verdicts[key] = result
+        if key == self._verdict_key():
+            self.header = self._header()
+            return True
+        return False
+
+    def compute_verdicts(self) -> None:
+        key, function, args = self.verdict_job()
+        self.apply_verdicts(key, function(*args))
+
+
+def compute_verdicts(ev_a: RunEval, ev_b: RunEval) -> tuple[dict[str, tuple[float | None, str]], bool]:
+    """Per metric (p-value, verdict words) from `ragdiff.core.diff.compare`, and whether it is "by hand".
+
+    Slow on big inputs (a seeded sign-flip test per metric): the app runs it in a worker after the header's
+    plain numbers are on screen.
+    """
+    try:
+        from ragdiff.core.diff import compare
+    except ImportError:  # pragma: no cover - an older core without compare(): the header shows no verdicts
+        return {}, False
+    # the header needs only the per-metric tests: hand compare() runs without their ranked lists, so it does
+    # not spend seconds (holding the GIL) on the list-overlap statistics the screen does not show
+    result = compare(without_lists(ev_a), without_lists(ev_b))
+    out = {}
+    for m in result.metrics:
+        p_value = m.p_value if m.p_value == m.p_value else None
+        out[m.name] = (p_value, m.short_verdict)
+    return out, bool(result.by_hand)
+
+
+def without_lists(ev: RunEval) -> RunEval:
+    """The evaluation without its run's ranked rows: all compare() needs for the tests, and cheap to pickle."""
+    run = replace(ev.run, frame=ev.run.frame.clear())
+    return replace(ev, run=run)
+
+
+def quiet_process() -> None:
+    """Initializer of the p-value process: it shares the terminal the app draws on, so it must print nothing."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.stdout = sys.stderr = open(os.devnull, "w")

@@ -1,0 +1,52 @@
+"""Showing text from files literally: no markup, no escape sequences, control characters made visible.
+
+Everything a file gives us (chunk text, ids, query text, run names) goes through `clean()` and into a rich
+`Text` built from the plain string, never through markup. `[bold]` stays the seven characters `[bold]`,
+and ESC shows as ␛ instead of switching the terminal's colour.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.style import Style
+from rich.text import Text
+
+from ragdiff.core.visible import visible as clean  # one rule for the CLI and the screen
+
+__all__ = ["clean", "literal", "query_words", "mark_words", "fit"]
+
+def literal(value: object, style: str | Style = "", multiline: bool = False) -> Text:
+    """A rich Text showing the value exactly (markup and escapes inert)."""
+    return Text(clean(value, multiline), style=style, no_wrap=not multiline, end="")
+
+
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from how i if in into is it its me my of on or so that the "
+    "their then there this to was what when where which who why will with you your".split()
+)
+
+
+def query_words(query: str | None) -> list[str]:
+    """The words of a query worth marking in a chunk: lowercase, two letters or more, no stopwords."""
+    if not query:
+        return []
+    words = {w for w in re.findall(r"\w+", query.lower()) if len(w) >= 2 and w not in STOPWORDS}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def mark_words(text: Text, words: list[str], style: str | Style) -> Text:
+    """Mark whole-word (prefix) matches of the query words in the text, case-insensitively."""
+    if words:
+        pattern = r"(?i)\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*"
+        text.highlight_regex(pattern, style=style)
+    return text
+
+
+def fit(value: str, width: int) -> str:
+    """Cut to `width` cells with an ellipsis (ids and query texts are mostly narrow characters)."""
+    if width <= 0:
+        return ""
+    if len(value) <= width:
+        return value
+    return value[: max(0, width - 1)] + "…"

@@ -1,0 +1,78 @@
+"""The query list: one line per query with its hit/miss mark in A and B at k, flipped queries first."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ragdiff.app.model import QueryRow, ReviewModel
+from ragdiff.app.text import clean, fit
+from ragdiff.app.widgets.line_list import LineList
+
+
+class QueryList(LineList):
+    COMPONENT_CLASSES = LineList.COMPONENT_CLASSES | {
+        "query--hit", "query--miss", "query--none", "query--id", "query--delta-up", "query--delta-down",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model: ReviewModel | None = None
+        self.ids: list[str] = []
+        self.delta: str | None = None  # "delta_rr" | "delta_ndcg" | None: the column the sort is on
+
+    def show(self, model: ReviewModel, ids: list[str], selected: str | None, delta: str | None) -> None:
+        self.model = model
+        self.ids = ids
+        self.delta = delta
+        index = ids.index(selected) if selected in ids else 0
+        self.reset(cursor=index)
+
+    @property
+    def selected(self) -> str | None:
+        return self.ids[self.cursor] if 0 <= self.cursor < len(self.ids) else None
+
+    def line_count(self) -> int:
+        return len(self.ids)
+
+    def render_row(self, index: int, width: int) -> Text:
+        row: QueryRow = self.model.rows[self.ids[index]]
+        style = self.get_component_rich_style
+        hit, miss, none = style("query--hit"), style("query--miss"), style("query--none")
+
+        def mark(value: bool | None, present: bool):
+            if value is None:
+                return ("∅", none)
+            if not present:
+                return ("–", miss)
+            return ("✓", hit) if value else ("✗", miss)
+
+        if row.unanswerable:
+            marks = Text.assemble((" ∅ ∅", none))
+        else:
+            a, b = mark(row.hit_a, row.in_a), mark(row.hit_b, row.in_b)
+            arrow = "→" if row.hit_a != row.hit_b else " "
+            marks = Text.assemble(" ", a, (arrow, none if arrow == " " else ""), b)
+        line = Text(no_wrap=True, end="")
+        line.append_text(marks)
+        line.append(" ")
+        used = 5
+        if self.delta:
+            value = row.delta_rr if self.delta == "delta_rr" else row.delta_ndcg
+            if value is None:
+                line.append("   —  ", style=none)
+            else:
+                cell = f"{value:+.2f} " if abs(value) >= 0.005 else " 0.00 "
+                line.append(cell.rjust(6), style=style("query--delta-up") if value > 0
+                            else style("query--delta-down") if value < 0 else none)
+            used += 6
+        qid = clean(row.query_id)
+        text = clean(row.text)
+        room = max(0, width - used)
+        if text and text != qid:
+            id_part = fit(qid, min(len(qid), max(4, room // 3)))
+            line.append(id_part, style=style("query--id"))
+            line.append(" ")
+            line.append(fit(text, max(0, room - len(id_part) - 1)))
+        else:
+            line.append(fit(qid, room), style=style("query--id"))
+        return line

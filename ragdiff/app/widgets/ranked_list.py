@@ -1,0 +1,187 @@
+"""One run's ranked list for the selected query: rank, chunk id, score, label, rank in the other run.
+
+The k cut is a line; rows below it down to depth are reachable by scrolling; relevant chunks this run did
+not put in the top k are listed under it with where they are (rank 12, or not retrieved).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from ragdiff.app.model import MissedGold, RankedRow, ReviewModel
+from ragdiff.app.text import clean, fit
+from ragdiff.app.widgets.line_list import LineList
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  # "row" | "missed" | "cut" | "note" | "heading" | "blank"
+    row: RankedRow | MissedGold | None = None
+    text: str = ""
+
+
+def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> tuple[str, str]:
+    """(three-cell mark, component class) for a chunk's label: ★3 gold, ◆ evidence, · not relevant, ? unjudged."""
+    if level is None or (grade is not None and grade < 0):
+        return "?  ", "rank--unjudged"
+    if level == "gold":
+        return (f"★{grade}" if grade is not None and 0 <= grade <= 9 else "★ ").ljust(3), (
+            "rank--gold" if relevant else "rank--gold-low")
+    if level == "evidence":
+        return "◆  ", "rank--evidence"
+    return "·  ", "rank--notrel"
+
+
+LABEL_WORDS = {"gold": "gold", "evidence": "evidence", "not_relevant": "not relevant", None: "unjudged"}
+
+
+class RankedList(LineList):
+    COMPONENT_CLASSES = LineList.COMPONENT_CLASSES | {
+        "rank--gold", "rank--gold-low", "rank--evidence", "rank--notrel", "rank--unjudged", "rank--cut",
+        "rank--dim", "rank--absent", "rank--heading", "rank--relevant-id",
+    }
+
+    def __init__(self, side: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.side = side
+        self.other = "B" if side == "a" else "A"
+        self.model: ReviewModel | None = None
+        self.query_id: str | None = None
+        self.items: list[Item] = []
+        self.has_scores = True
+        self.rank_width = 2
+
+    def show(self, model: ReviewModel, query_id: str | None, keep_cursor: bool = False) -> None:
+        previous = self.selected_chunk if keep_cursor else None
+        self.model = model
+        self.query_id = query_id
+        self.items = self._items()
+        cursor = None
+        if previous is not None:
+            for index, item in enumerate(self.items):
+                if item.row is not None and item.row.chunk_id == previous:
+                    cursor = index
+                    break
+        self.reset(cursor=cursor)
+
+    def _items(self) -> list[Item]:
+        model, qid = self.model, self.query_id
+        if model is None or qid is None:
+            return []
+        rows = model.rows_for(qid, self.side)
+        self.has_scores = any(r.score is not None for r in rows)
+        self.rank_width = max(2, len(str(rows[-1].rank))) if rows else 2
+        k = model.k
+        items: list[Item] = []
+        query = model.rows[qid]
+        if query.unanswerable:
+            items.append(Item("note", text="unanswerable: the gold set has no answer"))
+        present = query.in_a if self.side == "a" else query.in_b
+        if not rows:
+            items.append(Item("note", text="this run has no results for this query" if present
+                              else "this run lacks this query (scored 0)"))
+        for row in rows:
+            items.append(Item("row", row))
+            if row.rank == k and len(rows) > k:
+                items.append(Item("cut", text=f" k={k} "))
+        if rows and len(rows) < k:
+            items.append(Item("cut", text=f" k={k} (returned {len(rows)}) "))
+        elif rows and len(rows) == k:
+            items.append(Item("cut", text=f" k={k} "))
+        missed = model.missed_gold(qid, self.side)
+        if missed:
+            items.append(Item("blank"))
+            items.append(Item("heading", text=f"relevant, not in the top {k}:"))
+            items.extend(Item("missed", m) for m in missed)
+        return items
+
+    @property
+    def selected_item(self) -> Item | None:
+        if 0 <= self.cursor < len(self.items):
+            item = self.items[self.cursor]
+            return item if item.kind in ("row", "missed") else None
+        return None
+
+    @property
+    def selected_chunk(self) -> str | None:
+        item = self.selected_item
+        return item.row.chunk_id if item is not None else None
+
+    def line_count(self) -> int:
+        return len(self.items)
+
+    def selectable(self, index: int) -> bool:
+        return self.items[index].kind in ("row", "missed")
+
+    def render_row(self, index: int, width: int) -> Text:
+        item = self.items[index]
+        style = self.get_component_rich_style
+        if item.kind == "row":
+            return self._row_line(item.row, width)
+        if item.kind == "missed":
+            return self._missed_line(item.row, width)
+        if item.kind == "cut":
+            label = item.text
+            left = max(1, (width - len(label)) // 2)
+            return Text("─" * left + label + "─" * max(0, width - left - len(label)), style=style("rank--cut"))
+        if item.kind == "heading":
+            return Text(item.text, style=style("rank--heading"))
+        if item.kind == "note":
+            return Text(item.text, style=style("rank--dim"))
+        return Text("")
+
+    def _other_cell(self, other_rank: int | None) -> tuple[str, str]:
+        if other_rank is None:
+            return f"{self.other} —".ljust(6), "rank--absent"
+        return f"{self.other}#{other_rank}".ljust(6), "rank--dim"
+
+    def _row_line(self, row: RankedRow, width: int) -> Text:
+        style = self.get_component_rich_style
+        mark, mark_class = label_cell(row.level, row.grade, row.relevant)
+        other, other_class = self._other_cell(row.other_rank)
+        score = ""
+        if self.has_scores:
+            score = "" if row.score is None else _score(row.score)
+            score = score.rjust(8)
+        fixed = self.rank_width + 1 + len(score) + 1 + 3 + 1 + len(other)
+        id_width = max(4, width - fixed)
+        chunk = fit(clean(row.chunk_id), id_width).ljust(id_width)
+        id_style = style("rank--relevant-id") if row.relevant else None
+        return Text.assemble(
+            (str(row.rank).rjust(self.rank_width), style("rank--dim")), " ",
+            (chunk, id_style) if id_style else chunk,
+            (score, style("rank--dim")), " ",
+            (mark, style(mark_class)), " ",
+            (other, style(other_class)),
+            no_wrap=True, end="",
+        )
+
+    def _missed_line(self, missed: MissedGold, width: int) -> Text:
+        style = self.get_component_rich_style
+        mark, mark_class = label_cell(missed.level, missed.grade)
+        where = f"rank {missed.rank}" if missed.rank is not None else "not retrieved"
+        other_rank = self.model.rank_in(self.query_id, "b" if self.side == "a" else "a", missed.chunk_id)
+        other, other_class = self._other_cell(other_rank)
+        tail = f" {where}"
+        fixed = self.rank_width + 1 + 3 + 1 + len(tail) + 1 + len(other)
+        id_width = max(4, width - fixed)
+        chunk = fit(clean(missed.chunk_id), id_width).ljust(id_width)
+        return Text.assemble(
+            " " * (self.rank_width + 1), (mark, style(mark_class)), " ", chunk,
+            (tail, style("rank--absent" if missed.rank is None else "rank--dim")), " ",
+            (other, style(other_class)),
+            no_wrap=True, end="",
+        )
+
+
+def _score(score: float) -> str:
+    if score != score:
+        return "nan"
+    magnitude = abs(score)
+    if magnitude >= 10000:
+        return f"{score:.3g}"
+    if magnitude >= 100:
+        return f"{score:.1f}"
+    return f"{score:.4f}" if magnitude < 10 else f"{score:.3f}"

@@ -1,0 +1,140 @@
+"""`ragdiff review RUN_A RUN_B --gold GOLD` and `ragdiff demo`: the terminal review screen.
+
+Textual is imported only inside the handlers, so `ragdiff eval` and friends never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ragdiff.cli.common import add_input_options, corpus_warning, settings_from
+from ragdiff.core.errors import InputError
+
+DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
+
+
+def add_parser(subparsers) -> None:
+    review = subparsers.add_parser(
+        "review", help="review two runs side by side in the terminal (flips first, mark new gold)",
+        description="Two runs side by side against the gold set: flipped queries first, gold highlighted, "
+                    "and keys to mark a returned chunk gold, evidence or not relevant (written to the label file).",
+    )
+    review.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline run")
+    review.add_argument("run_b", type=Path, metavar="RUN_B", help="the run to compare with it")
+    add_input_options(review)
+    review.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+    review.set_defaults(handler=run_review)
+
+    demo = subparsers.add_parser(
+        "demo", help="review the bundled sample runs (on a private temporary copy)",
+        description="Open the review screen on sample_runs/ (bm25.jsonl vs dense.jsonl). It works on a private "
+                    "temporary copy, so marks never change the repository.",
+    )
+    demo.add_argument("-k", type=int, default=5, help="chunks pasted into the prompt (default 5)")
+    demo.add_argument("--depth", type=int, default=50, help="what the first stage returns (default 50)")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary copy and say where it is")
+    demo.set_defaults(handler=run_demo)
+
+
+def _reviewer(name: str | None) -> str:
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        return "unknown"
+
+
+def _check_inputs(paths: list[tuple[str, Path | None]]) -> None:
+    for what, path in paths:
+        if path is not None and not path.exists():
+            raise InputError(path, f"no such file ({what})")
+
+
+def _corpus_for(args: argparse.Namespace) -> Path | None:
+    """--corpus, else the corpus the label file names (relative to it) when that file is there."""
+    if args.corpus is not None:
+        return args.corpus
+    try:
+        from ragdiff.core.gold import load_gold
+
+        gold = load_gold(args.gold, args.gold_format)
+    except InputError:
+        return None  # the app reports the gold set's problem itself
+    if gold.corpus_path:
+        candidate = Path(args.gold).parent / gold.corpus_path
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def run_review(args: argparse.Namespace) -> int:
+    _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
+    settings = settings_from(args)
+    if settings.k > settings.depth:
+        raise InputError(args.gold, f"-k {settings.k} is above --depth {settings.depth}; expected k <= depth")
+    corpus = _corpus_for(args)
+    note = None
+    if args.corpus is not None:
+        try:
+            from ragdiff.core.gold import load_gold
+
+            warning = corpus_warning(load_gold(args.gold, args.gold_format), args.corpus)
+        except InputError:
+            warning = None
+        if warning:
+            note = "the corpus is not the snapshot the labels were made against"
+    return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=corpus, run_format=args.run_format,
+                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=_reviewer(args.reviewer),
+                    note=note)
+
+
+def sample_runs_dir() -> Path:
+    import ragdiff
+
+    return Path(ragdiff.__file__).resolve().parent.parent / "sample_runs"
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    source = sample_runs_dir()
+    missing = [name for name in DEMO_FILES if not (source / name).is_file()]
+    if missing:
+        print(f"ragdiff demo: the sample runs are not here: {source} lacks {', '.join(missing)} "
+              "(they ship with the source tree, not the wheel); use `ragdiff review RUN_A RUN_B --gold GOLD`",
+              file=sys.stderr)
+        return 2
+    if args.k < 1 or args.depth < args.k:
+        print(f"ragdiff demo: expected 1 <= k <= depth, got k={args.k} depth={args.depth}", file=sys.stderr)
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="ragdiff-demo-"))
+    try:
+        for name in DEMO_FILES:
+            shutil.copy2(source / name, workdir / name)
+        from ragdiff.core.metrics import EvalSettings
+
+        code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml",
+                        EvalSettings(k=args.k, depth=args.depth), corpus=workdir / "corpus.jsonl",
+                        reviewer=_reviewer(None), note="demo: marks go to a temporary copy of sample_runs/")
+        if args.keep:
+            print(f"ragdiff demo: the copy with your marks is in {workdir}", file=sys.stderr)
+        return code
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run_app(run_a: Path, run_b: Path, gold: Path, settings, **options) -> int:
+    from ragdiff.app.app import ReviewApp, ReviewInputs
+
+    app = ReviewApp(ReviewInputs(run_a=run_a, run_b=run_b, gold=gold, settings=settings, **options))
+    app.run()
+    if app.failure:
+        print(f"ragdiff: {app.failure}", file=sys.stderr)
+        return 2
+    code = app.return_code
+    return 0 if code is None else int(code)

@@ -1,0 +1,197 @@
+"""The review screen's view-model and helpers, without Textual."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ragdiff.app.corpus import CorpusIndex
+from ragdiff.app.model import FILTERS, ReviewModel
+from ragdiff.app.text import clean, literal, mark_words, query_words
+from ragdiff.core.diff import flips
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import EvalSettings, evaluate
+from ragdiff.core.runs import load_run
+
+
+def make_model(paths, k=3, depth=50):
+    return ReviewModel(load_run(paths["a"]), load_run(paths["b"]), load_gold(paths["gold"]),
+                       EvalSettings(k=k, depth=depth))
+
+
+def test_lesson_numbers_in_the_header(tmp_path):
+    """The lesson's own dicts, as JSON files: recall@1 .33, recall@3 1.00, MRR .56 (DESIGN.md)."""
+    gold = {"refund window for ebooks": ["policy-14"], "return an unopened blender": ["policy-15"],
+            "who approves expenses over 5k": ["finance-3", "finance-4"]}
+    runs = {"refund window for ebooks": ["policy-14", "policy-2", "policy-9"],
+            "return an unopened blender": ["policy-2", "policy-9", "policy-15"],
+            "who approves expenses over 5k": ["hr-1", "finance-9", "finance-3"]}
+    (tmp_path / "gold.json").write_text(json.dumps(gold))
+    (tmp_path / "run.json").write_text(json.dumps(runs))
+    run = load_run(tmp_path / "run.json")
+    model = ReviewModel(run, run, load_gold(tmp_path / "gold.json"), EvalSettings(k=1, depth=3))
+    by_name = {m.name: m for m in model.header.metrics}
+    assert round(by_name["recall@1"].a, 2) == 0.33
+    assert round(by_name["mrr"].a, 2) == 0.56
+    model.set_k(3)
+    assert {m.name: m for m in model.header.metrics}["recall@3"].a == 1.0
+    assert model.header.scored == 3 and model.header.unanswerable == 0
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5])
+def test_flips_and_filters_match_the_core(lesson, k):
+    model = make_model(lesson, k=k)
+    ev_a = evaluate(model.run_a, model.gold, model.settings, model.metrics)
+    ev_b = evaluate(model.run_b, model.gold, model.settings, model.metrics)
+    h2m, m2h = flips(ev_a, ev_b, k)
+    assert model.visible("hit_to_miss") == h2m
+    assert model.visible("miss_to_hit") == m2h
+    assert model.visible("unanswerable") == ["q4"]
+    # flipped first, then the rest in gold order
+    assert model.visible("all") == h2m + m2h + [q for q in ["q1", "q2", "q3", "q4"] if q not in h2m + m2h]
+    counts = model.filter_counts()
+    assert set(counts) == {key for key, _ in FILTERS}
+    assert counts["hit_to_miss"] == len(h2m) and counts["all"] == 4
+    for metric in model.header.metrics:
+        assert metric.a == pytest.approx(ev_a.means[metric.name], nan_ok=True)
+        assert metric.b == pytest.approx(ev_b.means[metric.name], nan_ok=True)
+
+
+def test_lesson_flips_at_k(lesson):
+    model = make_model(lesson, k=3)
+    assert model.visible("hit_to_miss") == ["q1"] and model.visible("miss_to_hit") == []
+    model.set_k(1)
+    assert model.visible("hit_to_miss") == ["q1"] and model.visible("miss_to_hit") == ["q2", "q3"]
+    model.set_k(4)
+    assert model.visible("hit_to_miss") == [] and model.visible("miss_to_hit") == []
+    recall = model.header.metrics[0]
+    assert recall.name == "recall@4" and recall.worth == 0
+
+
+def test_rows_labels_and_other_rank(lesson):
+    model = make_model(lesson, k=3)
+    rows = model.rows_for("q1", "b")
+    assert [r.chunk_id for r in rows] == ["policy-31", "policy-2", "policy-9", "policy-14"]
+    assert [r.level for r in rows] == [None, None, "not_relevant", "gold"]  # unjudged, unjudged, judged 0, gold
+    assert rows[3].grade == 3 and rows[3].relevant
+    assert [r.other_rank for r in rows] == [None, 2, 3, 1]
+    assert rows[0].score == pytest.approx(0.91)
+    # A's lesson run has no scores
+    assert all(r.score is None for r in model.rows_for("q1", "a"))
+    missed = model.missed_gold("q1", "b")
+    assert [(m.chunk_id, m.rank) for m in missed] == [("policy-14", 4)]
+    missed_a = model.missed_gold("q3", "a")
+    assert [(m.chunk_id, m.rank) for m in missed_a] == [("finance-4", None)]  # not retrieved
+    assert model.missed_gold("q4", "a") == []
+    assert model.rows["q4"].unanswerable and model.rows["q4"].hit_a is None
+
+
+def test_unjudged_filter_and_depth(lesson):
+    model = make_model(lesson, k=3, depth=2)
+    assert "q1" in model.visible("unjudged")  # policy-31 and policy-2 are unjudged in B's top 3
+    assert [r.rank for r in model.rows_for("q1", "b")] == [1, 2]  # rows shown down to depth only
+    assert model.rows["q1"].unjudged_b == 2
+
+
+def test_sort_and_search(lesson):
+    model = make_model(lesson, k=3)
+    by_rr = model.visible("all", "delta_rr")
+    assert by_rr[0] == "q1"  # B lost the most reciprocal rank on q1 (1 → 1/4)
+    assert by_rr[-1] == "q4"  # unanswerable: no value, last
+    assert model.visible("all", "flips", "BLENDER") == ["q2"]
+    assert model.visible("all", "flips", "q3") == ["q3"]
+
+
+def test_set_gold_recomputes(lesson):
+    model = make_model(lesson, k=3)
+    text = lesson["gold"].read_text().replace("gold: {policy-14: 3}", "gold: {policy-14: 3, policy-31: 2}")
+    lesson["gold"].write_text(text)
+    model.set_gold(load_gold(lesson["gold"]))
+    assert model.visible("hit_to_miss") == []
+    row = model.rows_for("q1", "b")[0]
+    assert row.level == "gold" and row.grade == 2
+
+
+def test_verdicts_under_30_queries_are_by_hand(lesson):
+    model = make_model(lesson)
+    assert not model.header.verdicts_ready
+    model.compute_verdicts()
+    assert model.header.verdicts_ready and model.header.by_hand
+
+
+def test_clean_makes_control_characters_visible():
+    assert clean("a\x1b[31mb") == "a\u241b[31mb"
+    assert clean("x\ny") == "x\u240ay"
+    assert clean("x\ny", multiline=True) == "x\ny"
+    assert clean("\x9b") == "\\x9b"
+    text = literal("[bold]x[/] \x1b[31m")
+    assert text.plain == "[bold]x[/] \u241b[31m" and not text.spans
+
+
+def test_query_words_marked():
+    words = query_words("Who approves the expenses over 5k?")
+    assert "the" not in words and "approves" in words and "5k" in words
+    text = mark_words(literal("The CFO approves expenses."), words, "bold")
+    marked = {text.plain[s.start:s.end] for s in text.spans}
+    assert marked == {"approves", "expenses"}
+
+
+def test_corpus_index_reads_lines_on_demand(tmp_path):
+    path = tmp_path / "corpus.jsonl"
+    lines = [{"id": f"c{i}", "title": f"t{i}", "text": f"text {i}"} for i in range(1000)]
+    lines.append({"_id": 7, "text": "numeric id"})
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n")
+    index = CorpusIndex(path, cache_size=4)
+    assert not index.ready and index.get("c1") is None  # nothing read before the worker builds the index
+    assert index.build() == 1001 and index.ready and index.error is None
+    assert index.get("c500").text == "text 500" and index.get("c500").title == "t500"
+    assert index.get("7").text == "numeric id"
+    assert index.get("nope") is None
+    for i in range(10):
+        index.get(f"c{i}")
+    assert index.cache_size == 4
+
+
+def test_corpus_index_problems_are_words_not_exceptions(tmp_path):
+    index = CorpusIndex(tmp_path / "absent.jsonl")
+    assert index.build() == 0 and "cannot read the corpus" in index.error and not index.ready
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json at all\n")
+    index = CorpusIndex(bad)
+    assert index.build() == 0 and "bad.jsonl" in index.error
+
+
+def test_eval_does_not_import_textual():
+    code = ("import sys\nfrom ragdiff.cli.main import build_parser\nbuild_parser()\n"
+            "import ragdiff.cli.review_cmd, ragdiff.app.model, ragdiff.app.corpus, ragdiff.app.text\n"
+            "sys.exit(1 if any(m == 'textual' or m.startswith('textual.') for m in sys.modules) else 0)\n")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_cli_registers_review_and_demo():
+    from ragdiff.cli.main import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["review", "a.jsonl", "b.jsonl", "--gold", "g.yaml", "-k", "3", "--reviewer", "ann"])
+    assert args.handler.__name__ == "run_review" and args.k == 3 and args.reviewer == "ann"
+    assert parser.parse_args(["demo"]).handler.__name__ == "run_demo"
+
+
+def test_demo_says_when_sample_runs_are_missing(tmp_path, monkeypatch, capsys):
+    from ragdiff.cli import review_cmd
+    from ragdiff.cli.main import main
+
+    monkeypatch.setattr(review_cmd, "sample_runs_dir", lambda: tmp_path / "sample_runs")
+    assert main(["demo"]) == 2
+    err = capsys.readouterr().err
+    assert "sample runs are not here" in err and "gold.yaml" in err
+
+
+def test_review_missing_file_is_exit_2(tmp_path, capsys):
+    from ragdiff.cli.main import main
+
+    assert main(["review", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--gold", str(tmp_path / "g.yaml")]) == 2
+    assert "a.jsonl" in capsys.readouterr().err

@@ -1,0 +1,319 @@
+"""The review screen driven by keys (Textual Pilot), checked on what is on the screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragdiff.app.app import ReviewApp, ReviewInputs
+from ragdiff.app.widgets.header import short, signed
+from ragdiff.app.widgets.query_list import QueryList
+from ragdiff.app.widgets.ranked_list import RankedList
+from ragdiff.core.diff import flips
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import EvalSettings, evaluate
+from ragdiff.core.runs import load_run
+
+SIZE = (140, 40)
+
+
+def lesson_app(lesson, k=3, corpus=True, **options):
+    return ReviewApp(ReviewInputs(run_a=lesson["a"], run_b=lesson["b"], gold=lesson["gold"],
+                                  settings=EvalSettings(k=k, depth=50),
+                                  corpus=lesson["corpus"] if corpus else None, **options))
+
+
+def sample_app(folder, k=5):
+    app = ReviewApp(ReviewInputs(run_a=folder / "bm25.jsonl", run_b=folder / "dense.jsonl",
+                                 gold=folder / "gold.yaml", settings=EvalSettings(k=k, depth=50),
+                                 corpus=folder / "corpus.jsonl"))
+    app.verdict_delay = 0  # p-values right after a k change, so the test can read them
+    return app
+
+
+def listed(app) -> list[str]:
+    return list(app.query_one(QueryList).ids)
+
+
+def rows(app, side) -> list[str]:
+    widget = app.query_one(f"#list-{side}", RankedList)
+    return [item.row.chunk_id for item in widget.items if item.kind == "row"]
+
+
+def core_numbers(paths, k, depth=50):
+    gold = load_gold(paths["gold"])
+    settings = EvalSettings(k=k, depth=depth)
+    from ragdiff.app.model import header_metrics
+
+    metrics = header_metrics(k, depth)
+    ev_a = evaluate(load_run(paths["a"]), gold, settings, metrics)
+    ev_b = evaluate(load_run(paths["b"]), gold, settings, metrics)
+    return ev_a, ev_b
+
+
+def header_text(lines) -> str:
+    return "\n".join(lines[:4])
+
+
+async def test_loads_and_shows_both_runs(lesson, screen, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        text = "\n".join(screen(app))
+        assert "bm25.jsonl" in text and "dense.jsonl" in text and "gold.yaml" in text
+        assert "4 queries (3 scored, 1 unanswerable)" in text and "k=3 depth=50" in text
+        assert "recall@3" in text and "MRR" in text
+        assert listed(app)[0] == "q1"  # the one hit→miss flip is first
+        assert rows(app, "a") == ["policy-14", "policy-2", "policy-9"]
+        assert rows(app, "b") == ["policy-31", "policy-2", "policy-9", "policy-14"]
+
+
+async def test_hit_to_miss_filter_lists_exactly_the_flips(lesson, settled):
+    app = lesson_app(lesson, k=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        ev_a, ev_b = core_numbers(lesson, 1)
+        h2m, m2h = flips(ev_a, ev_b, 1)
+        await pilot.press("f")
+        assert app.filter_key == "hit_to_miss" and listed(app) == h2m == ["q1"]
+        await pilot.press("f")
+        assert listed(app) == m2h == ["q2", "q3"]
+        await pilot.press("f", "f")
+        assert listed(app) == ["q4"]  # unanswerable
+
+
+async def test_next_query_updates_both_lists(lesson, screen, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        order = listed(app)
+        before_a, before_b = rows(app, "a"), rows(app, "b")
+        await pilot.press("right_square_bracket")
+        assert app.selected_query == order[1]
+        assert rows(app, "a") != before_a and rows(app, "b") != before_b
+        assert rows(app, "a") == [r.chunk_id for r in app.model.rows_for(order[1], "a")]
+        text = "\n".join(screen(app))
+        assert app.model.rows_for(order[1], "b")[0].chunk_id in text
+        await pilot.press("left_square_bracket")
+        assert app.selected_query == order[0]
+        # j/down in the focused query list moves too
+        await pilot.press("j")
+        assert app.selected_query == order[1]
+        await pilot.press("k")
+        assert app.selected_query == order[0]
+
+
+@pytest.mark.parametrize("keys,k", [(["plus"], 4), (["minus"], 2), (["minus", "minus"], 1)])
+async def test_changing_k_recomputes_the_header(lesson, screen, settled, keys, k):
+    app = lesson_app(lesson, k=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        for key in keys:
+            await pilot.press(key)
+        await settled(pilot)
+        ev_a, ev_b = core_numbers(lesson, k)
+        head = header_text(screen(app))
+        assert f"k={k} depth=50" in head
+        recall = f"recall@{k}"
+        assert f"{recall} A {short(ev_a.means[recall])} B {short(ev_b.means[recall])}" in head
+        assert f"Δ{signed(ev_b.means[recall] - ev_a.means[recall])}" in head
+        mrr = f"MRR {short(ev_a.means['mrr'])} {short(ev_b.means['mrr'])}"
+        ndcg = f"nDCG@{k} {short(ev_a.means[f'ndcg@{k}'])} {short(ev_b.means[f'ndcg@{k}'])}"
+        assert mrr in head and ndcg in head
+        h2m, m2h = flips(ev_a, ev_b, k)
+        assert app.model.visible("hit_to_miss") == h2m
+        assert f"hit→miss {len(h2m)}" in screen(app)[4] or f"hit→miss {len(h2m)}" in "\n".join(screen(app))
+
+
+async def test_markup_in_chunk_text_renders_literally(lesson, screen, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")  # queries → A → B; B's first row is policy-31
+        await settled(pilot)
+        assert app.focused is app.query_one("#list-b")
+        text = "\n".join(screen(app))
+        assert "[bold]x[/]" in text
+        assert "\u241b[31m" in text  # ESC shown as ␛, not obeyed
+        assert "[link=x]y[/link]" in text
+        assert "App store [i]purchases[/i]" in text
+        assert "policy-31 · unjudged · A —  B#1" in text
+
+
+async def test_unjudged_and_not_relevant_look_different(lesson, pane, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        b_lines = pane(app, app.query_one("#list-b"))
+        unjudged = next(line for line in b_lines if "policy-31" in line)
+        not_relevant = next(line for line in b_lines if "policy-9 " in line)
+        assert " ? " in unjudged and " · " in not_relevant
+        # and in a different colour: read the style of the mark's cell on screen
+        region = app.query_one("#list-b").region
+        y_unjudged = region.y + b_lines.index(unjudged)
+        y_notrel = region.y + b_lines.index(not_relevant)
+        style_at = app.screen._compositor.get_style_at
+        s_unjudged = style_at(region.x + unjudged.index(" ? ") + 1, y_unjudged)
+        s_notrel = style_at(region.x + not_relevant.index(" · ") + 1, y_notrel)
+        assert s_unjudged.color != s_notrel.color and s_unjudged.bold
+        a_lines = "\n".join(pane(app, app.query_one("#list-a")))
+        assert "★3" in a_lines  # policy-14 gold with its grade
+        assert "B#4" in a_lines  # A's policy-14 is B's rank 4
+        assert "A —" in unjudged  # policy-31 is absent from A
+        b_text = "\n".join(b_lines)
+        assert "relevant, not in the top 3" in b_text and "rank 4" in b_text
+        assert "─ k=3 ─" in b_text
+
+
+async def test_no_corpus_says_so(lesson, screen, settled):
+    app = lesson_app(lesson, corpus=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        assert "no corpus given" in "\n".join(screen(app))
+
+
+async def test_help_lists_every_binding(lesson, screen, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = "\n".join(screen(app))
+        for binding in app.BINDINGS:
+            if not binding.id.startswith("label.grade"):
+                assert binding.id in text, binding.id
+        assert "label.grade1…label.grade9" in text and "1…9" in text
+        assert "next query in the list" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "next query in the list" not in "\n".join(screen(app))
+
+
+async def test_search_filters_by_text(lesson, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("slash", "b", "l", "e", "n")
+        assert listed(app) == ["q2"]
+        await pilot.press("enter")
+        assert app.focused is app.query_one(QueryList)
+        await pilot.press("escape")
+        assert len(listed(app)) == 4
+
+
+async def test_sort_by_delta_rr(lesson, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("s")
+        assert app.sort_key == "delta_rr" and listed(app) == app.model.visible("all", "delta_rr")
+
+
+async def test_q_quits_with_exit_code_0(lesson, settled):
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_bad_input_fails_with_a_message(lesson, tmp_path, settled):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "q1", "results": [}\n')
+    app = ReviewApp(ReviewInputs(run_a=bad, run_b=lesson["b"], gold=lesson["gold"], settings=EvalSettings()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+    assert app.return_code == 2 and "bad.jsonl:1:" in app.failure
+
+
+# ---- the sample runs (skipped until sample_runs/gold.yaml exists) ------------------------------------------
+
+
+async def test_sample_runs_flips_and_k(sample_runs, screen, settled):
+    app = sample_app(sample_runs)
+    paths = {"a": sample_runs / "bm25.jsonl", "b": sample_runs / "dense.jsonl", "gold": sample_runs / "gold.yaml"}
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        ev_a, ev_b = core_numbers(paths, 5)
+        h2m, m2h = flips(ev_a, ev_b, 5)
+        assert listed(app)[: len(h2m) + len(m2h)] == h2m + m2h
+        await pilot.press("f")
+        assert listed(app) == h2m
+        first_a = rows(app, "a")
+        await pilot.press("f", "f", "f", "f", "f")  # back to all
+        assert app.filter_key == "all"
+        await pilot.press("right_square_bracket")
+        assert rows(app, "a") != first_a
+        await pilot.press("plus")
+        await settled(pilot)
+        ev_a, ev_b = core_numbers(paths, 6)
+        head = header_text(screen(app))
+        assert f"recall@6 A {short(ev_a.means['recall@6'])} B {short(ev_b.means['recall@6'])}" in head
+        assert app.model.visible("hit_to_miss") == flips(ev_a, ev_b, 6)[0]
+        assert "inside the noise" in head or "a real" in head  # verdicts from diff.compare
+
+
+async def test_sample_runs_chunk_text_from_corpus(sample_runs, screen, settled):
+    app = sample_app(sample_runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        chunk = app.query_one("#list-a", RankedList).selected_chunk
+        assert chunk is not None
+        text = "\n".join(screen(app))
+        assert f"{chunk} ·" in text
+        assert "indexing" not in text and "no corpus" not in text
+
+
+# ---- marking labels ----------------------------------------------------------------------------------------
+
+
+async def test_mark_gold_writes_and_recomputes_then_undo(lesson, screen, pane, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        assert app.model.filter_counts()["hit_to_miss"] == 1
+        await pilot.press("tab", "tab")  # list B: policy-31, unjudged, for q1
+        assert app.query_one("#list-b", RankedList).selected_chunk == "policy-31"
+        await pilot.press("3")  # gold with grade 3
+        await settled(pilot)
+        assert "policy-31" in lesson["gold"].read_text()
+        # the chunk's look, the flip, the filter counts and the header changed at once
+        b_line = next(line for line in pane(app, app.query_one("#list-b")) if "policy-31" in line)
+        assert "★3" in b_line
+        text = "\n".join(screen(app))
+        assert "hit→miss 0" in text
+        assert "recall@3 A 1.000 B 1.000" in text
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "policy-31" in status
+        await pilot.press("u")
+        await settled(pilot)
+        assert "policy-31" not in lesson["gold"].read_text()
+        assert "hit→miss 1" in "\n".join(screen(app))
+        b_line = next(line for line in pane(app, app.query_one("#list-b")) if "policy-31" in line)
+        assert " ? " in b_line
+
+
+async def test_mark_not_relevant_and_evidence(lesson, pane, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab", "x")
+        await settled(pilot)
+        b_line = next(line for line in pane(app, app.query_one("#list-b")) if "policy-31" in line)
+        assert " · " in b_line
+        await pilot.press("j", "e")  # policy-2: evidence
+        await settled(pilot)
+        b_line = next(line for line in pane(app, app.query_one("#list-b")) if "policy-2 " in line)
+        assert " ◆ " in b_line
+        gold_text = lesson["gold"].read_text()
+        assert "policy-31" in gold_text and "policy-2" in gold_text
+
+
+async def test_unreadable_corpus_is_said_in_the_pane(lesson, screen, settled):
+    lesson["corpus"].write_text("this is not JSONL\n")
+    app = lesson_app(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        text = "\n".join(screen(app))
+        assert "cannot read the corpus" in text and app.is_running
+        await pilot.press("right_square_bracket")
+        assert app.selected_query == listed(app)[1]

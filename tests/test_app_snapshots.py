@@ -1,0 +1,45 @@
+"""Pictures of the review screen (pytest-textual-snapshot). Regenerate with `pytest --snapshot-update`
+after checking the look by eye; the SVGs live in tests/__snapshots__/."""
+
+from __future__ import annotations
+
+from ragdiff.app.app import ReviewApp, ReviewInputs
+from ragdiff.core.metrics import EvalSettings
+
+SIZE = (140, 40)
+
+
+def lesson_app(lesson, k=3):
+    return ReviewApp(ReviewInputs(run_a=lesson["a"], run_b=lesson["b"], gold=lesson["gold"],
+                                  settings=EvalSettings(k=k, depth=50), corpus=lesson["corpus"]))
+
+
+async def _settle(pilot):
+    from textual.worker import WorkerCancelled
+
+    for _ in range(3):
+        try:
+            await pilot.app.workers.wait_for_complete()
+        except WorkerCancelled:
+            return
+        await pilot.pause()
+
+
+def test_main_screen(lesson, snap_compare):
+    """The lesson's queries at k=3: q1 flips hit→miss and is first; B's unjudged policy-31 is marked ?."""
+    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle)
+
+
+def test_main_screen_list_b_focused(lesson, snap_compare):
+    """Tab twice: list B focused, the chunk with markup and an escape sequence shown literally."""
+    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["tab", "tab"])
+
+
+def test_help_screen(lesson, snap_compare):
+    """`?`: every key with what it does and its binding id."""
+    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["question_mark"])
+
+
+def test_unanswerable_query(lesson, snap_compare):
+    """The unanswerable filter: q4 has no gold, both lists say so and no hit/miss mark is given."""
+    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["f", "f", "f", "f"])
