@@ -609,3 +609,18 @@ def test_load_gold_reads_what_was_written(tmp_path):
         df = gold.load_gold(p).judgments
         hit = df.filter((df["query_id"] == q) & (df["chunk_id"] == "added-1"))
         assert hit["grade"].to_list() == [2], name
+
+
+def test_hash_inside_an_id_stays_plain_and_reads_back(tmp_path):
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels import yaml_id
+
+    assert yaml_id("json.dumps#0") == "json.dumps#0"
+    assert yaml_id("#0") != "#0" and yaml_id("a #0") != "a #0"  # a comment would start there
+    path = tmp_path / "gold.yaml"
+    path.write_text("queries:\n  - id: q1\n    gold: {json.loads#0: 3}   # a comment\n    not_relevant: [x#1]\n")
+    LabelFile(path).apply(Mark("q1", "json.dumps#0", "gold", 2))
+    assert path.read_text().splitlines()[2] == "    gold: {json.loads#0: 3, json.dumps#0: 2}   # a comment"
+    got = load_gold(path).judgments
+    assert sorted(zip(got["chunk_id"], got["grade"])) == [("json.dumps#0", 2), ("json.loads#0", 3), ("x#1", 0)]
+    assert not (tmp_path / "gold.yaml.lock").exists()

@@ -38,7 +38,7 @@ Grades (the choice asked for in issue 5):
 - Grade 0 is "not relevant", never a skip: a gold mark with grade 0 is refused (use not_relevant).
 
 Quoting rule for ids written into YAML: an id is written plain only when it matches the conservative set
-``[A-Za-z0-9_][A-Za-z0-9_.\\-/+@]*`` AND both the YAML 1.1 and 1.2 resolvers read it back as a string (so
+``[A-Za-z0-9_][A-Za-z0-9_.\\-/+@#]*`` AND both the YAML 1.1 and 1.2 resolvers read it back as a string (so
 ``007``, ``no``, ``on``, ``y``, ``1e3``, ``true``, ``null``, ``1_000``, ``2001-12-14`` are quoted) AND the
 list it joins does not quote all its items. Otherwise it is quoted in the style the list uses, else the
 style most used in the file's label sections, else double quotes (with escapes for anything
@@ -291,7 +291,8 @@ def _content_end(text: str, node: _Node) -> int:
 # ------------------------------------------------------------------------------------------ id quoting
 
 
-_PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/+@]*\Z")
+# `#` is plain inside an id: it opens a comment only after white space (`json.dumps#0` stays unquoted)
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/+@#]*\Z")
 _YAML_SPECIAL = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", "nan", "inf"}
 _RESOLVERS: list = []
 
@@ -1144,10 +1145,14 @@ class _Snapshot:
 
 @contextmanager
 def _file_lock(path: Path):
-    """An exclusive advisory lock on `<label file>.lock` beside the label file, held for one write."""
-    lock_path = path.with_name(path.name + ".lock")
+    """An exclusive advisory lock held for one read-edit-rename of the label file.
+
+    It is taken on the journal beside it: a file that is never replaced (a lock on the label file itself
+    would stay on the old inode after the rename) and that the marks create anyway, so no lock file is
+    left in the user's folder.
+    """
     try:
-        handle = open(lock_path, "a+b")
+        handle = open(journal_path(path), "a+b")
     except OSError as err:
         if not path.parent.is_dir():
             raise LabelWriteError(f"cannot save {path}: its folder {path.parent} is gone ({err.strerror})") from None
