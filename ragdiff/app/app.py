@@ -7,9 +7,12 @@ results come back as messages (`ragdiff.app.messages`).
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from rich.text import Text
@@ -146,7 +149,18 @@ class ReviewApp(App[int]):
         self.query_one("#chunk").border_title = "chunk"
         self.set_status(f"loading {self.inputs.run_a.name}, {self.inputs.run_b.name} and {self.inputs.gold.name} …")
         self.query_one(QueryList).focus()
+        self._exit_on_signals()
         self._load()
+
+    def _exit_on_signals(self) -> None:
+        """SIGTERM, SIGHUP, or a SIGINT sent from outside (Ctrl+C itself arrives as a key): leave the way `q`
+        does, so the terminal is restored. Every mark is already saved, each one atomically."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            try:
+                loop.add_signal_handler(signum, partial(self.exit, return_code=128 + signum))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests), or no signals
+                return
 
     # ---- loading (worker) ---------------------------------------------------------------------------------
 
@@ -471,12 +485,6 @@ class ReviewApp(App[int]):
     def action_mark(self, label: str, grade: int | None = None) -> None:
         if self.model is None:
             return
-        try:
-            from ragdiff.core import labels  # noqa: F401 - built by another issue; absent in older builds
-        except ImportError:
-            self.set_status(Text("marking is not available yet: this build has no label writer "
-                                 "(ragdiff.core.labels); nothing was written", style="bold"))
-            return
         target = self._mark_target()
         if target is None:
             self.set_status("no chunk is highlighted: tab to list A or B and pick one first")
@@ -513,11 +521,6 @@ class ReviewApp(App[int]):
 
     def action_undo(self) -> None:
         if self.model is None:
-            return
-        try:
-            from ragdiff.core import labels  # noqa: F401
-        except ImportError:
-            self.set_status("undo is not available yet: this build has no label writer (ragdiff.core.labels)")
             return
         self._undo()
 
