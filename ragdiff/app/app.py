@@ -57,11 +57,15 @@ class ReviewInputs:
     note: str | None = None  # a sentence for the status line once loaded (e.g. the demo's temporary copy)
 
 
-def _error_text(err: Exception) -> str:
+def _error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
+    """One status line: what happened first (it is cut at the screen's edge), the file by its name."""
     name = type(err).__name__
     words = {"LabelFormatError": "not written", "UnknownQueryError": "not written",
              "LabelConflictError": "not written (the file changed)", "LabelWriteError": "not written"}
-    return f"{words.get(name, 'not written: ' + name)}: {err}"
+    head = words.get(name, "not written: " + name)
+    if pending:
+        head += f" ({pending} unsaved, r retries)"
+    return f"{head}: {str(err).replace(str(label_path), label_path.name)}"
 
 
 def _grade_bindings() -> list[Binding]:
@@ -83,6 +87,8 @@ class ReviewApp(App[int]):
                 tooltip="mark the highlighted chunk judged not relevant (grade 0)"),
         *_grade_bindings(),
         Binding("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
+        Binding("r", "retry_marks", "retry unsaved", show=False, id="label.retry",
+                tooltip="write again the marks a failed save left unsaved (read-only file, full disk, …)"),
         Binding("f", "cycle_filter", "filter", id="queries.filter",
                 tooltip="cycle the query filter: all, hit→miss, miss→hit, both miss, unanswerable, unjudged@k"),
         Binding("s", "cycle_sort", "sort", id="queries.sort",
@@ -515,7 +521,8 @@ class ReviewApp(App[int]):
                 status = self._label_file.apply(labels.Mark(query_id=qid, chunk_id=chunk_id, label=label,
                                                             grade=grade, run=run_name, rank=rank))
             except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
-                self.post_message(MarkDone(_error_text(err), None, error=True))
+                pending = len(self._label_file.pending) if self._label_file is not None else 0
+                self.post_message(MarkDone(_error_text(err, self.inputs.gold, pending), None, error=True))
                 return
             self.post_message(MarkDone(str(status), self._reload_gold()))
 
@@ -531,12 +538,30 @@ class ReviewApp(App[int]):
                 self._labels()
                 status = self._label_file.undo()
             except Exception as err:  # noqa: BLE001
-                self.post_message(MarkDone(_error_text(err), None, error=True))
+                self.post_message(MarkDone(_error_text(err, self.inputs.gold), None, error=True))
                 return
             if status is None:
                 self.post_message(MarkDone("nothing to undo", None))
                 return
             self.post_message(MarkDone(str(status), self._reload_gold()))
+
+    def action_retry_marks(self) -> None:
+        if self.model is not None:
+            self._retry()
+
+    @work(thread=True, group="labels")
+    def _retry(self) -> None:
+        with self._label_lock:
+            if self._label_file is None or not self._label_file.pending:
+                self.post_message(MarkDone("no unsaved mark to retry", None))
+                return
+            try:
+                sentences = self._label_file.retry()
+            except Exception as err:  # noqa: BLE001 - still failing: say so, keep the marks pending
+                self.post_message(MarkDone(_error_text(err, self.inputs.gold, len(self._label_file.pending)), None,
+                                           error=True))
+                return
+            self.post_message(MarkDone("; ".join(sentences), self._reload_gold()))
 
     def _reload_gold(self):
         from ragdiff.core.gold import load_gold

@@ -1,0 +1,80 @@
+"""Marking in the review screen: the header agrees with `ragdiff eval` on the written file, and a failed save
+is said, kept, and retried with `r`."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from ragdiff.app.model import header_metrics
+from ragdiff.app.widgets.ranked_list import RankedList
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import EvalSettings, evaluate
+from ragdiff.core.runs import load_run
+
+from test_app_pilot import SIZE, lesson_app
+
+
+def eval_on_disk(lesson, k=3):
+    gold = load_gold(lesson["gold"])
+    settings = EvalSettings(k=k, depth=50)
+    metrics = header_metrics(k, 50)
+    return [evaluate(load_run(lesson[side]), gold, settings, metrics).means for side in ("a", "b")]
+
+
+def header_means(app):
+    return [{m.name: getattr(m, side) for m in app.model.header.metrics} for side in ("a", "b")]
+
+
+async def test_mark_undo_mark_again_matches_eval_on_the_file(lesson, screen, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        before = eval_on_disk(lesson)
+        assert header_means(app) == before
+        await pilot.press("tab", "tab")
+        assert app.query_one("#list-b", RankedList).selected_chunk == "policy-31"
+        await pilot.press("g")
+        await settled(pilot)
+        after_mark = eval_on_disk(lesson)
+        assert after_mark != before and header_means(app) == after_mark
+        await pilot.press("u")
+        await settled(pilot)
+        assert header_means(app) == eval_on_disk(lesson) == before
+        await pilot.press("g")
+        await settled(pilot)
+        assert header_means(app) == eval_on_disk(lesson) == after_mark
+        # and what the header prints is those numbers
+        line = next(l for l in screen(app) if l.lstrip().startswith("recall@3"))
+        assert f"B {after_mark[1]['recall@3']:.3f}".replace("0.", ".") in line or \
+            f"B {after_mark[1]['recall@3']:.3f}" in line
+
+
+async def test_a_failed_save_is_said_kept_and_retried(lesson, screen, pane, settled, monkeypatch):
+    app = lesson_app(lesson, reviewer="tester")
+    original = lesson["gold"].read_bytes()
+    real_replace = os.replace
+
+    def disk_full(src, dst, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")
+        monkeypatch.setattr(os, "replace", disk_full)
+        await pilot.press("g")
+        await settled(pilot)
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "not written (1 unsaved, r retries): cannot save gold.yaml: No space left" in status
+        assert lesson["gold"].read_bytes() == original
+        assert not [p for p in lesson["gold"].parent.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]
+        b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
+        assert " ? " in b_line  # the screen does not pretend it was saved
+        monkeypatch.setattr(os, "replace", real_replace)
+        await pilot.press("r")
+        await settled(pilot)
+        assert "policy-31" in lesson["gold"].read_text()
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "saved to gold.yaml" in status
+        b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
+        assert "★" in b_line
