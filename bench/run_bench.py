@@ -58,8 +58,8 @@ MEASURES = [
 ]
 RAGDIFF_METRICS = ",".join(m[0] for m in MEASURES)
 K, DEPTH = 5, 10  # ragdiff diff: every default metric at k=5 and at depth=10 (so nDCG@10 is among them)
-ALL_TOOLS = ("ragdiff-diff", "ragdiff-eval", "pytrec_eval", "ir_measures", "ranx", "ragdiff-diff-proposed")
-DEFAULT_TOOLS = ALL_TOOLS[:5]
+ALL_TOOLS = ("ragdiff-diff", "ragdiff-eval", "pytrec_eval", "ir_measures", "ranx")
+DEFAULT_TOOLS = ALL_TOOLS
 
 # ---------------------------------------------------------------------------------------------------------------
 # peer drivers: each reads qrels + both runs from disk, computes the five measures per query, prints the means;
@@ -132,64 +132,6 @@ if dump:
 }
 
 
-# `ragdiff diff` with the changes proposed in bench/RESULTS.md monkeypatched in (measured, not applied to ragdiff)
-PROPOSED = r'''
-import os, sys
-# 1. let polars' jemalloc hand freed pages back at once instead of keeping them for 10 s (peak RSS)
-os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
-import polars as pl
-from ragdiff.core import runs as R
-from ragdiff.core.textio import check_file
-
-_slow_trec, _slow_dedupe = R._load_trec, R._dedupe
-
-def _plain(data):
-    return bool(data) and not data.startswith((b"\xef\xbb\xbf", b"#")) and b"\n#" not in data and b"\x00" not in data
-
-def _load_trec(path):
-    # 2. a plain file (single spaces, 6 columns, no comment) goes through polars' CSV reader; anything else, or
-    #    anything the reader does not take cleanly, goes the old way, which names the line and what is wrong
-    check_file(path)
-    data = path.read_bytes()
-    if not _plain(data):
-        return _slow_trec(path)
-    n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    del data
-    try:
-        frame = pl.read_csv(path, separator=" ", has_header=False, quote_char=None, encoding="utf8",
-                            schema={"query_id": pl.String, "q0": pl.String, "chunk_id": pl.String,
-                                    "rank": pl.Int64, "score": pl.Float64, "tag": pl.String},
-                            truncate_ragged_lines=False).drop("q0", "tag")
-    except Exception:
-        return _slow_trec(path)
-    if (frame.height != n_lines or frame.null_count().sum_horizontal().item()
-            or not frame.select((pl.col("rank") >= 0).all() & pl.col("score").is_finite().all()).item()):
-        return _slow_trec(path)
-    return frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"),
-                        pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line"))
-
-def _dedupe(path, frame, keep_first, allow):
-    # 3. duplicates per query by a window over chunk ids, not a struct of every row in one hash table
-    if allow or keep_first or frame.select(pl.col("chunk_id").is_duplicated().over("query_id").any()).item():
-        return _slow_dedupe(path, frame, keep_first, allow)
-    return frame
-
-_slow_order = R._order
-
-def _order(frame, sort_by_score):
-    # 4. sort on a Categorical query id (compared as u32 keys, same lexical order) instead of the string
-    if sort_by_score is not True:
-        return _slow_order(frame, sort_by_score)
-    frame = (frame.with_columns(pl.col("query_id").cast(pl.Categorical))
-             .sort(["query_id", "score", "chunk_id"], descending=[False, True, True])
-             .with_columns(pl.col("query_id").cast(pl.String)))
-    return frame.with_columns(rank=(pl.int_range(pl.len(), dtype=pl.UInt32).over("query_id") + 1)).select(
-        list(R.RUN_SCHEMA))
-
-R._load_trec, R._dedupe, R._order = _load_trec, _dedupe, _order
-from ragdiff.cli.main import main
-raise SystemExit(main(sys.argv[1:]))
-'''
 
 
 def write_drivers(folder: Path) -> dict[str, Path]:
@@ -201,9 +143,6 @@ def write_drivers(folder: Path) -> dict[str, Path]:
         path = folder / f"{tool}_driver.py"
         path.write_text(textwrap.dedent(template).format(names=repr(names)).lstrip())
         paths[tool] = path
-    proposed = folder / "ragdiff_proposed.py"
-    proposed.write_text(PROPOSED.lstrip())
-    paths["ragdiff-diff-proposed"] = proposed
     return paths
 
 
@@ -217,8 +156,6 @@ def commands(tool: str, folder: Path, drivers: dict[str, Path]) -> list[str]:
     qrels, a, b = (str(folder / n) for n in ("qrels.txt", "run_a.trec", "run_b.trec"))
     if tool == "ragdiff-diff":
         return [PY, "-m", "ragdiff", "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", str(DEPTH)]
-    if tool == "ragdiff-diff-proposed":
-        return [PY, str(drivers[tool]), "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", str(DEPTH)]
     if tool == "ragdiff-eval":
         return [PY, "-m", "ragdiff", "eval", a, b, "--gold", qrels, "--metrics", RAGDIFF_METRICS]
     return [PY, str(drivers[tool]), qrels, a, b]
@@ -568,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="rounds per size; the table shows the median")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
-                        help=f"comma-separated, from {','.join(ALL_TOOLS)} (default: all but the last)")
+                        help=f"comma-separated, from {','.join(ALL_TOOLS)} (default: all)")
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the per-query agreement check")
     parser.add_argument("--corpus", type=int, default=0, metavar="N",
                         help="also measure reading one chunk from a generated corpus of N chunks (e.g. 200000)")

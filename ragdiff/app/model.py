@@ -16,7 +16,7 @@ import polars as pl
 
 from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
+from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, prepare, score
 from ragdiff.core.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
@@ -191,6 +191,10 @@ class ReviewModel:
             for q, t in zip(queries.get_column("query_id"), queries.get_column("text"))
         }
         self._query_order = list(self._query_text)
+        # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
+        self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
+        self._unjudged = {side: frame.filter(~pl.col("judged") & (pl.col("rank") <= settings.depth))
+                          .select("query_id", "rank") for side, frame in self._frames.items()}
         self._row_cache.clear()
         self.set_k(self.settings.k)
 
@@ -202,8 +206,7 @@ class ReviewModel:
         self.metrics = header_metrics(k, self.settings.depth)
         cached = self._evals.get((k, self._generation))
         if cached is None:
-            cached = (evaluate(self.run_a, self.gold, self.settings, self.metrics),
-                      evaluate(self.run_b, self.gold, self.settings, self.metrics))
+            cached = tuple(score(prepared, self.settings, self.metrics) for prepared in self._prepared)
             self._evals[(k, self._generation)] = cached
             if len(self._evals) > 8:
                 self._evals.pop(next(iter(self._evals)))
@@ -216,10 +219,7 @@ class ReviewModel:
             values[side] = {q: (r, m, n) for q, r, m, n in ev.per_query.select("query_id", recall, rr, ndcg).iter_rows()}
         unjudged = {}
         for side in ("a", "b"):
-            counts = (
-                self._frames[side].filter((pl.col("rank") <= k) & ~pl.col("judged"))
-                .group_by("query_id").agg(pl.len().alias("n"))
-            )
+            counts = self._unjudged[side].filter(pl.col("rank") <= k).group_by("query_id").agg(pl.len().alias("n"))
             unjudged[side] = dict(counts.iter_rows())
         unanswerable = set(self.eval_a.queries.unanswerable)
         rows: dict[str, QueryRow] = {}

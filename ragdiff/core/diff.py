@@ -409,7 +409,13 @@ def _tail(m: MetricDiff) -> str:
 
 
 def _first_relevant(ev: RunEval, gold: Gold) -> dict[str, int]:
-    """Rank of the first relevant chunk per query (queries without one are absent)."""
+    """Rank of the first relevant chunk per query (queries without one are absent).
+
+    It is 1 / mrr (mrr has no cutoff); only when an evaluation lacks mrr are the runs joined again.
+    """
+    if "mrr" in ev.per_query.columns:
+        found = ev.per_query.filter(pl.col("mrr") > 0)
+        return dict(zip(found["query_id"], (1.0 / found["mrr"]).round().cast(pl.Int64)))
     qrels = gold.qrels(ev.settings.level).filter(pl.col("grade") >= ev.settings.threshold)
     frame = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank")
     hits = frame.join(qrels.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi")

@@ -129,23 +129,55 @@ def _discount(rank: pl.Expr) -> pl.Expr:
     return 1.0 / (rank.cast(pl.Float64) + 1.0).log(2)
 
 
-def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
-    metrics = metrics or default_metrics(settings.k, settings.depth)
+@dataclass
+class PreparedRun:
+    """What scoring needs of a run at any k: per scored query, how many chunks came back and the judged ones
+    with their ranks. A million-line run shrinks to its judged rows, so scoring again at another k (the review
+    screen's `+`/`-`) touches a few thousand rows."""
+
+    run: Run
+    queries: QuerySets
+    scored: pl.DataFrame  # query_id, in gold order
+    returned: pl.DataFrame  # query_id, returned
+    judged: pl.DataFrame  # query_id, chunk_id, rank, grade
+    qrels: pl.DataFrame  # query_id, chunk_id, grade (scored queries)
+
+
+def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
+    """The k-independent half of `evaluate` (it uses the settings' threshold, level and query rules)."""
     qtable = query_table(gold, settings)
     frame = aligned_frame(run, gold)
     run_qids = frame.get_column("query_id").unique()
     gold_qids = qtable.get_column("query_id")
-    scored_table = qtable if settings.unanswerable_as_zero else qtable.filter(pl.col("num_rel") > 0)
+    scored = (qtable if settings.unanswerable_as_zero else qtable.filter(pl.col("num_rel") > 0)).select("query_id")
     sets = QuerySets(
-        scored=scored_table.get_column("query_id").to_list(),
+        scored=scored.get_column("query_id").to_list(),
         unanswerable=qtable.filter(pl.col("num_rel") == 0).get_column("query_id").to_list(),
         missing_from_run=qtable.filter(~pl.col("query_id").is_in(run_qids.implode())).get_column("query_id").to_list(),
         not_in_gold=sorted(set(run_qids.to_list()) - set(gold_qids.to_list())),
     )
-    per_query = per_query_values(frame, gold.qrels(settings.level), scored_table.select("query_id"), metrics,
-                                 settings)
+    qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null()).join(scored, on="query_id", how="semi")
+    ranked = frame.select("query_id", "chunk_id", "rank").join(scored, on="query_id", how="semi")
+    return PreparedRun(
+        run=run, queries=sets, scored=scored,
+        returned=ranked.group_by("query_id").agg(returned=pl.len()),
+        # every metric counts judged chunks only, so the million unjudged rows of a big run stop here
+        judged=ranked.join(qrels, on=["query_id", "chunk_id"], how="inner"),
+        qrels=qrels,
+    )
+
+
+def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
+    """The per-k half of `evaluate`: every metric per scored query, and the means."""
+    metrics = metrics or default_metrics(settings.k, settings.depth)
+    per_query = per_query_values(prepared, metrics, settings)
     means = {m.name: _mean(per_query.get_column(m.name)) for m in metrics}
-    return RunEval(run=run, metrics=metrics, per_query=per_query, queries=sets, settings=settings, means=means)
+    return RunEval(run=prepared.run, metrics=metrics, per_query=per_query, queries=prepared.queries,
+                   settings=settings, means=means)
+
+
+def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
+    return score(prepare(run, gold, settings), settings, metrics)
 
 
 def _mean(values: pl.Series) -> float:
@@ -153,24 +185,15 @@ def _mean(values: pl.Series) -> float:
     return float(value) if value is not None else float("nan")
 
 
-def per_query_values(frame: pl.DataFrame, qrels: pl.DataFrame, scored: pl.DataFrame, metrics: list[Metric],
-                     settings: EvalSettings) -> pl.DataFrame:
-    """One row per scored query (in the given order), one column per metric.
-
-    `frame` is a ranked run (query_id, chunk_id, rank); `qrels` is query_id, chunk_id, grade.
-    """
+def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: EvalSettings) -> pl.DataFrame:
+    """One row per scored query (in gold order), one column per metric."""
     threshold = settings.threshold
     cut_ks = sorted({m.k for m in metrics if m.k is not None})
-    run = frame.select("query_id", "chunk_id", "rank").join(scored, on="query_id", how="semi")
-    returned = run.group_by("query_id").agg(returned=pl.len())
-    # every metric counts judged chunks only, so the million unjudged rows of a big run never leave the join
-    rows = (
-        run.join(qrels.filter(pl.col("grade").is_not_null()), on=["query_id", "chunk_id"], how="inner")
-        .with_columns(
-            rel=pl.col("grade") >= threshold,
-            judged=pl.col("grade") >= 0,
-            dg=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("rank")),
-        )
+    scored, qrels = prepared.scored, prepared.qrels
+    rows = prepared.judged.with_columns(
+        rel=pl.col("grade") >= threshold,
+        judged=pl.col("grade") >= 0,
+        dg=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("rank")),
     )
     aggs = [pl.col("rank").filter(pl.col("rel")).min().alias("first_rel")]
     for k in cut_ks:
@@ -180,11 +203,10 @@ def per_query_values(frame: pl.DataFrame, qrels: pl.DataFrame, scored: pl.DataFr
             (pl.col("judged") & top).sum().alias(f"judged_{k}"),
             pl.col("dg").filter(top).sum().alias(f"dcg_{k}"),
         ]
-    per_run = returned.join(rows.group_by("query_id").agg(aggs), on="query_id", how="left")
+    per_run = prepared.returned.join(rows.group_by("query_id").agg(aggs), on="query_id", how="left")
 
     ideal = (
-        qrels.join(scored, on="query_id", how="semi")
-        .filter(pl.col("grade") > 0)
+        qrels.filter(pl.col("grade") > 0)
         .sort(["query_id", "grade"], descending=[False, True])
         .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
         .with_columns(ig=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("pos")))
