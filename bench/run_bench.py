@@ -368,7 +368,6 @@ def phases(folder: Path) -> None:
     import polars as pl
 
     from ragdiff.core import runs as runs_mod
-    from ragdiff.core import textio
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.gold import load_gold
     from ragdiff.core.metrics import EvalSettings, evaluate
@@ -384,16 +383,11 @@ def phases(folder: Path) -> None:
           f"imports {time.perf_counter() - t0:.3f} s")
     gold = lap("load_gold(qrels.txt)", lambda: load_gold(folder / "qrels.txt"))
     path = folder / "run_b.trec"
-    text = lap("run_b: read_text (bytes -> str, utf-8 check)", lambda: textio.read_text(path))
-    if hasattr(textio, "lines_frame"):
-        lap("run_b:   textio.lines_frame (split into lines, strip, filter)", lambda: textio.lines_frame(text))
-    del text
-    lap("run_b: _load_trec (read_text + whitespace_columns regex + casts)", lambda: runs_mod._load_trec(path))
-    lap("run_b:   (compare: pl.read_csv(sep=' ') of the same file)",
-        lambda: pl.read_csv(path, separator=" ", has_header=False, quote_char=None, infer_schema=False))
-    frame = runs_mod._load_trec(path)
-    frame = lap("run_b: _dedupe (struct(qid, chunk).is_duplicated)", lambda: runs_mod._dedupe(path, frame, False, False))
-    lap("run_b: _order (sort qid, score desc, chunk desc; rank over qid)", lambda: runs_mod._order(frame, True))
+    lap("run_b: _load_trec (plain file: pl.read_csv + checks)", lambda: runs_mod._load_trec(path))
+    lap("run_b:   (the general path: whitespace_columns regex + casts)", lambda: runs_mod._load_any_trec(path))
+    frame = runs_mod._load_trec(path).with_columns(pl.col("query_id").cast(pl.Categorical))
+    frame = lap("run_b: _dedupe (distinct chunks per query)", lambda: runs_mod._dedupe(path, frame, False, False))
+    lap("run_b: _order (sort qid, score desc, chunk desc; rank)", lambda: runs_mod._order(frame, True))
     del frame
     run_a = lap("load_run(run_a) total", lambda: runs_mod.load_run(folder / "run_a.trec"))
     run_b = lap("load_run(run_b) total", lambda: runs_mod.load_run(path))
@@ -402,21 +396,22 @@ def phases(folder: Path) -> None:
     ev_a = lap(f"evaluate(run_a), {len(metrics)} metrics at k={K}, depth={DEPTH}",
                lambda: evaluate(run_a, gold, settings, metrics))
     ev_b = lap("evaluate(run_b)", lambda: evaluate(run_b, gold, settings, metrics))
-    spent = {"paired_test": 0.0}
-    original = stats_mod.paired_test
+    spent = {"paired_tests": 0.0}
+    original = stats_mod.paired_tests
 
-    def timed_test(*a, **kw):
+    def timed_tests(*a, **kw):
         t = time.perf_counter()
         try:
             return original(*a, **kw)
         finally:
-            spent["paired_test"] += time.perf_counter() - t
+            spent["paired_tests"] += time.perf_counter() - t
 
     import ragdiff.core.diff as diff_mod
-    diff_mod.paired_test = timed_test
+    diff_mod.paired_tests = timed_tests
     lap("compare(ev_a, ev_b): tests, flips, which-k, overlap", lambda: compare(ev_a, ev_b, gold=gold))
-    diff_mod.paired_test = original
-    print(f"#     of which paired_test (sign flips + bootstrap, one metric at a time) {spent['paired_test']:7.3f} s")
+    diff_mod.paired_tests = original
+    print(f"#     of which paired_tests (sign flips + bootstrap, all metrics in one batch) "
+          f"{spent['paired_tests']:7.3f} s")
     print(f"# total in this process {time.perf_counter() - t0:.3f} s")
 
 
