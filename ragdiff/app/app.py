@@ -508,7 +508,7 @@ class ReviewApp(App[int]):
 
         if self._label_file is None:
             self._label_file = labels.LabelFile(self.inputs.gold, self.model.gold.format, self.inputs.reviewer)
-            notes = getattr(self._label_file, "recovery_notes", None)
+            notes = self._label_file.recovery_notes
             if notes:
                 self.post_message(MarkDone(" ".join(str(n) for n in notes), None))
         return labels

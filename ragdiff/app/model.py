@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
+from ragdiff.core.diff import compare
 from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, prepare, score
@@ -406,10 +407,6 @@ def compute_verdicts(ev_a: RunEval, ev_b: RunEval) -> tuple[dict[str, tuple[floa
     Slow on big inputs (a seeded sign-flip test per metric): the app runs it in a worker after the header's
     plain numbers are on screen.
     """
-    try:
-        from ragdiff.core.diff import compare
-    except ImportError:  # pragma: no cover - an older core without compare(): the header shows no verdicts
-        return {}, False
     # the header needs only the per-metric tests: hand compare() runs without their ranked lists, so it does
     # not spend seconds (holding the GIL) on the list-overlap statistics the screen does not show
     result = compare(without_lists(ev_a), without_lists(ev_b))
