@@ -195,3 +195,23 @@ def test_review_missing_file_is_exit_2(tmp_path, capsys):
 
     assert main(["review", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--gold", str(tmp_path / "g.yaml")]) == 2
     assert "a.jsonl" in capsys.readouterr().err
+
+
+def test_agent_run_says_which_search_found_a_chunk(tmp_path):
+    import json
+
+    from ragdiff.app.model import ReviewModel
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.runs import load_run
+
+    (tmp_path / "gold.yaml").write_text("queries:\n  - id: q1\n    text: refund window\n    gold: [c3]\n")
+    (tmp_path / "agent.jsonl").write_text(json.dumps({"query_id": "q1", "searches": [
+        {"query": "refund", "results": ["c1", "c2"]}, {"query": "refund window ebook", "results": ["c2", "c3"]}]}) + "\n")
+    (tmp_path / "plain.jsonl").write_text(json.dumps({"query_id": "q1", "results": ["c3"]}) + "\n")
+    model = ReviewModel(load_run(tmp_path / "agent.jsonl"), load_run(tmp_path / "plain.jsonl"),
+                        load_gold(tmp_path / "gold.yaml"), EvalSettings(k=3, depth=50))
+    assert [r.chunk_id for r in model.ranked("q1", "a")] == ["c1", "c2", "c3"]  # the union, first seen
+    assert model.found_by("q1", "a", "c3") == (2, 2, "refund window ebook")
+    assert model.found_by("q1", "a", "c2") == (1, 2, "refund")
+    assert model.found_by("q1", "b", "c3") is None  # an ordinary run

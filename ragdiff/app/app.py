@@ -360,6 +360,11 @@ class ReviewApp(App[int]):
             f"A{'#' + str(rank_a) if rank_a else ' —'}  B{'#' + str(rank_b) if rank_b else ' —'}",
             no_wrap=True, end="",
         )
+        found = model.found_by(qid, self.active_side, chunk_id)
+        if found is not None:  # an agent run: which of its searches collected this chunk
+            number, total, search = found
+            meta.append(f" · found by search {number} of {total}: ", style=dim)
+            meta.append(clean(search))
         body = self._chunk_body(chunk_id, query_text, view)
         view.show(Text.assemble(head, "\n", meta, "\n", body))
 

@@ -341,6 +341,18 @@ class ReviewModel:
                 return row.rank
         return None
 
+    def found_by(self, query_id: str, side: str, chunk_id: str) -> tuple[int, int, str] | None:
+        """For an agent run (several searches per query): (search number, searches, its query) of the first
+        search that returned the chunk; None for an ordinary run or a chunk it did not return."""
+        run = self.run_a if side == "a" else self.run_b
+        searches = run.searches.get(query_id)
+        if not searches:
+            return None
+        for number, (query, chunks) in enumerate(searches, start=1):
+            if chunk_id in chunks:
+                return number, len(searches), query
+        return None
+
     def query_text(self, query_id: str) -> str:
         return self._query_text.get(query_id, "")
 
