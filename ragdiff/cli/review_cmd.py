@@ -6,7 +6,6 @@ Textual is imported only inside the handlers, so `ragdiff eval` and friends neve
 from __future__ import annotations
 
 import argparse
-import getpass
 import shutil
 import sys
 import tempfile
@@ -41,15 +40,6 @@ def add_parser(subparsers) -> None:
     demo.set_defaults(handler=run_demo)
 
 
-def _reviewer(name: str | None) -> str:
-    if name:
-        return name
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name in some containers
-        return "unknown"
-
-
 def _check_inputs(paths: list[tuple[str, Path | None]]) -> None:
     for what, path in paths:
         if path is not None and not path.exists():
@@ -77,7 +67,8 @@ def run_review(args: argparse.Namespace) -> int:
     _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
     settings = settings_from(args)
     if settings.k > settings.depth:
-        raise InputError(args.gold, f"-k {settings.k} is above --depth {settings.depth}; expected k <= depth")
+        print(f"ragdiff review: -k {settings.k} is above --depth {settings.depth}; expected k <= depth", file=sys.stderr)
+        return 2
     corpus = _corpus_for(args)
     note = None
     if args.corpus is not None:
@@ -90,7 +81,7 @@ def run_review(args: argparse.Namespace) -> int:
         if warning:
             note = "the corpus is not the snapshot the labels were made against"
     return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=corpus, run_format=args.run_format,
-                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=_reviewer(args.reviewer),
+                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer,
                     note=note)
 
 
@@ -119,7 +110,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
         code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml",
                         EvalSettings(k=args.k, depth=args.depth), corpus=workdir / "corpus.jsonl",
-                        reviewer=_reviewer(None), note="demo: marks go to a temporary copy of sample_runs/")
+                        note="demo: marks go to a temporary copy of sample_runs/")
         if args.keep:
             print(f"ragdiff demo: the copy with your marks is in {workdir}", file=sys.stderr)
         return code
