@@ -319,3 +319,33 @@ def test_compare_without_gold(tmp_path):
     assert d.hit_to_miss[0].a_rank is None  # ranks need the gold set
     assert d.opportunity["b"].count == 6 and d.regressions == []
     assert 0 < d.overlap.mean_rbo < 1
+
+
+def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_path):
+    """The vectorised overlap in compare() against the plain definitions, on random lists of uneven length."""
+    import json
+    import random
+
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    rng = random.Random(3)
+    pool = [f"c{i}" for i in range(40)]
+    lists = {}
+    for q in range(60):
+        lists[f"q{q}"] = (rng.sample(pool, rng.randint(0, 25)), rng.sample(pool, rng.randint(0, 25)))
+    lists["same"] = (pool[:12], pool[:12])
+    (tmp_path / "a.json").write_text(json.dumps({q: a for q, (a, _) in lists.items() if a}))
+    (tmp_path / "b.json").write_text(json.dumps({q: b for q, (_, b) in lists.items() if b}))
+    (tmp_path / "gold.json").write_text(json.dumps({q: [pool[0]] for q in lists}))
+    gold = load_gold(tmp_path / "gold.json")
+    settings = EvalSettings(k=5, depth=20)
+    d = compare(evaluate(load_run(tmp_path / "a.json"), gold, settings),
+                evaluate(load_run(tmp_path / "b.json"), gold, settings), gold=gold, flips=100)
+    got = {q: (j, r) for q, j, r in d.overlap.per_query.iter_rows()}
+    assert len(got) == len(lists)
+    for q, (a, b) in lists.items():
+        assert got[q][0] == pytest.approx(jaccard(a[:5], b[:5]), abs=1e-12), q
+        assert got[q][1] == pytest.approx(rbo(a[:20], b[:20]), abs=1e-12), q
+    assert got["same"] == (1.0, pytest.approx(1.0))

@@ -487,28 +487,68 @@ def jaccard(s: list[str], t: list[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def _ranked_lists(ev: RunEval, gold: Gold | None, depth: int) -> dict[str, list[str]]:
+def _top(ev: RunEval, gold: Gold | None, depth: int, scored: pl.DataFrame) -> pl.DataFrame:
     frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
-    lists = (frame.filter(pl.col("rank") <= depth).sort("query_id", "rank")
-             .group_by("query_id", maintain_order=True).agg(pl.col("chunk_id")))
-    return dict(lists.iter_rows())
+    return frame.filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank").join(
+        scored, on="query_id", how="semi")
 
 
 def _overlap(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str], k: int,
              depth: int) -> Overlap | None:
+    """Jaccard of the top k and extrapolated RBO of the top depth for every query at once.
+
+    The same numbers as `jaccard` and `rbo` above (tests/test_diff.py holds them to it), from one join of the
+    two top-depth lists: a chunk both runs returned adds to the overlap X_d at every depth
+    d >= max(its two ranks), so X is a cumulative count over that max rank.
+    """
     if not scored:
         return None
-    lists_a = _ranked_lists(ev_a, gold, max(k, depth))
-    lists_b = _ranked_lists(ev_b, gold, max(k, depth))
-    jac, rb = [], []
-    for qid in scored:
-        la, lb = lists_a.get(qid, []), lists_b.get(qid, [])
-        jac.append(jaccard(la[:k], lb[:k]))
-        rb.append(rbo(la[:depth], lb[:depth]))
+    order = pl.DataFrame({"query_id": scored}, schema={"query_id": pl.String})
+    top_a = _top(ev_a, gold, depth, order)
+    top_b = _top(ev_b, gold, depth, order)
+    n = len(scored)
+    index = {q: i for i, q in enumerate(scored)}
+    len_a = np.zeros(n, dtype=np.int64)
+    len_b = np.zeros(n, dtype=np.int64)
+    for lengths, top in ((len_a, top_a), (len_b, top_b)):
+        counts = top.group_by("query_id").agg(pl.len())
+        lengths[[index[q] for q in counts["query_id"]]] = counts["len"].to_numpy()
+    common = top_a.join(top_b, on=["query_id", "chunk_id"], how="inner", suffix="_b").select(
+        "query_id", pl.max_horizontal("rank", "rank_b").alias("deeper"),
+        ((pl.col("rank") <= k) & (pl.col("rank_b") <= k)).alias("in_top_k"))
+    rows = np.array([index[q] for q in common["query_id"]], dtype=np.int64)
+    deeper = common["deeper"].to_numpy().astype(np.int64)
+
+    # Jaccard of the top k
+    both_k = np.bincount(rows[common["in_top_k"].to_numpy()], minlength=n)
+    size_a, size_b = np.minimum(len_a, k), np.minimum(len_b, k)
+    union = size_a + size_b - both_k
+    jac = np.where(union > 0, both_k / np.maximum(union, 1), 1.0)
+
+    # RBO (Webber, Moffat & Zobel 2010, eq. 32) over the top depth, uneven lengths allowed
+    width = int(max(len_a.max(initial=0), len_b.max(initial=0)))
+    x = np.zeros((n, width + 1))
+    np.add.at(x, (rows, deeper), 1.0)
+    x = np.cumsum(x, axis=1)  # x[q, d]: overlap of the two prefixes of length d
+    short, long_ = np.minimum(len_a, len_b), np.maximum(len_a, len_b)
+    d = np.arange(width + 1, dtype=np.float64)
+    weight = np.zeros(width + 1)
+    weight[1:] = RBO_P ** d[1:] / d[1:]
+    upto_long = d[None, :] <= long_[:, None]
+    total = (x * weight * upto_long).sum(axis=1)
+    safe_short = np.maximum(short, 1)
+    x_s = x[np.arange(n), short]
+    x_l = x[np.arange(n), long_]
+    tail = ((d[None, :] > short[:, None]) & upto_long) * (d[None, :] - short[:, None]) * weight[None, :] / safe_short[:, None]
+    total += x_s * tail.sum(axis=1)
+    ends = np.where(long_ > 0, (x_l - x_s) / np.maximum(long_, 1) + x_s / safe_short, 0.0) * RBO_P ** long_
+    rb = (1 - RBO_P) / RBO_P * total + ends
+    rb = np.where(long_ == 0, 1.0, np.where(short == 0, 0.0, rb))
+
     per_query = pl.DataFrame({"query_id": scored, "jaccard": jac, "rbo": rb},
                              schema={"query_id": pl.String, "jaccard": pl.Float64, "rbo": pl.Float64})
-    return Overlap(k=k, depth=depth, p=RBO_P, per_query=per_query, mean_jaccard=sum(jac) / len(jac),
-                   mean_rbo=sum(rb) / len(rb))
+    return Overlap(k=k, depth=depth, p=RBO_P, per_query=per_query, mean_jaccard=float(jac.mean()),
+                   mean_rbo=float(rb.mean()))
 
 
 # --------------------------------------------------------------------------------------------------------------

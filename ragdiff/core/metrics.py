@@ -157,7 +157,10 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
         not_in_gold=sorted(set(run_qids.to_list()) - set(gold_qids.to_list())),
     )
     qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null()).join(scored, on="query_id", how="semi")
-    ranked = frame.select("query_id", "chunk_id", "rank").join(scored, on="query_id", how="semi")
+    ranked = frame.select("query_id", "chunk_id", "rank")
+    # when every query of the run is scored (the usual case) the million-row join is not needed
+    if not run_qids.is_in(scored.get_column("query_id").implode()).all():
+        ranked = ranked.join(scored, on="query_id", how="semi")
     return PreparedRun(
         run=run, queries=sets, scored=scored,
         returned=ranked.group_by("query_id").agg(returned=pl.len()),
