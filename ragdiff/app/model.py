@@ -137,6 +137,42 @@ def header_metrics(k: int, depth: int) -> list[Metric]:
     return out
 
 
+class QueryRows:
+    """query id -> QueryRow, made on first use from the per-k polars table (a mapping, like a dict)."""
+
+    _COLUMNS = ("query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a",
+                "ndcg_b", "unjudged_a", "unjudged_b")
+
+    def __init__(self, table: pl.DataFrame, index: dict[str, dict]):
+        self._columns = {name: table.get_column(name).to_list() for name in self._COLUMNS}
+        self._at = {q: i for i, q in enumerate(self._columns["query_id"])}
+        self._index = index
+        self._made: dict[str, QueryRow] = {}
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._at
+
+    def __iter__(self):
+        return iter(self._at)
+
+    def __getitem__(self, query_id: str) -> QueryRow:
+        row = self._made.get(query_id)
+        if row is None:
+            i = self._at[query_id]  # KeyError for a query the gold set does not know, as a dict would
+            c = self._columns
+            row = QueryRow(
+                query_id=query_id, text=c["text"][i], position=c["position"][i], unanswerable=c["unanswerable"][i],
+                hit_a=c["hit_a"][i], hit_b=c["hit_b"][i], rr_a=c["rr_a"][i], rr_b=c["rr_b"][i],
+                ndcg_a=c["ndcg_a"][i], ndcg_b=c["ndcg_b"][i], unjudged_a=c["unjudged_a"][i],
+                unjudged_b=c["unjudged_b"][i], in_a=query_id in self._index["a"], in_b=query_id in self._index["b"],
+            )
+            self._made[query_id] = row
+        return row
+
+
 class ReviewModel:
     """Two runs against one gold set at one k. Call `set_k` to change k, `set_gold` after a label changes."""
 
@@ -192,6 +228,10 @@ class ReviewModel:
             for q, t in zip(queries.get_column("query_id"), queries.get_column("text"))
         }
         self._query_order = list(self._query_text)
+        self._queries_frame = pl.DataFrame(
+            {"query_id": self._query_order, "text": [self._query_text[q] for q in self._query_order],
+             "position": list(range(len(self._query_order)))},
+            schema={"query_id": pl.String, "text": pl.String, "position": pl.Int64})
         # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
         self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
         self._unjudged = {side: frame.filter(~pl.col("judged") & (pl.col("rank") <= settings.depth))
@@ -215,28 +255,32 @@ class ReviewModel:
         self.eval_b: RunEval = cached[1]
         self.hit_to_miss, self.miss_to_hit = core_flips(self.eval_a, self.eval_b, k)
         recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
-        values: dict[str, dict[str, tuple]] = {}
+        # one row per gold query, built with polars: a Python object per query is made only when a widget
+        # or a sort asks for it (10,000 queries: 84 ms -> see bench/REVIEW.md)
+        table = self._queries_frame
         for side, ev in (("a", self.eval_a), ("b", self.eval_b)):
-            values[side] = {q: (r, m, n) for q, r, m, n in ev.per_query.select("query_id", recall, rr, ndcg).iter_rows()}
-        unjudged = {}
-        for side in ("a", "b"):
-            counts = self._unjudged[side].filter(pl.col("rank") <= k).group_by("query_id").agg(pl.len().alias("n"))
-            unjudged[side] = dict(counts.iter_rows())
-        unanswerable = set(self.eval_a.queries.unanswerable)
-        rows: dict[str, QueryRow] = {}
-        for position, qid in enumerate(self._query_order):
-            va = values["a"].get(qid)
-            vb = values["b"].get(qid)
-            rows[qid] = QueryRow(
-                query_id=qid, text=self._query_text[qid], position=position,
-                unanswerable=qid in unanswerable and va is None,
-                hit_a=None if va is None else bool(va[0]), hit_b=None if vb is None else bool(vb[0]),
-                rr_a=None if va is None else va[1], rr_b=None if vb is None else vb[1],
-                ndcg_a=None if va is None else va[2], ndcg_b=None if vb is None else vb[2],
-                unjudged_a=unjudged["a"].get(qid, 0), unjudged_b=unjudged["b"].get(qid, 0),
-                in_a=qid in self._index["a"], in_b=qid in self._index["b"],
-            )
-        self.rows = rows
+            values = ev.per_query.select(
+                "query_id",
+                (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
+                pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
+            unjudged = (self._unjudged[side].filter(pl.col("rank") <= k).group_by("query_id")
+                        .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
+            table = (table.join(values, on="query_id", how="left", maintain_order="left")
+                     .join(unjudged, on="query_id", how="left", maintain_order="left"))
+        unanswerable = pl.Series(self.eval_a.queries.unanswerable, dtype=pl.String)
+        table = table.with_columns(
+            pl.col("unjudged_a", "unjudged_b").fill_null(0),
+            unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
+        ).with_columns(
+            kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
+            .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
+            .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
+            .when(pl.col("hit_a")).then(pl.lit("both_hit"))
+            .otherwise(pl.lit("both_miss")),
+        )
+        self.rows = QueryRows(table, self._index)
+        kind = table.get_column("kind")
+        ids = table.get_column("query_id")
         flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
         self._flips_order = (self.hit_to_miss + self.miss_to_hit
                              + [q for q in self._query_order if q not in flipped])
@@ -244,9 +288,9 @@ class ReviewModel:
             "all": self._query_order,
             "hit_to_miss": self.hit_to_miss,
             "miss_to_hit": self.miss_to_hit,
-            "both_miss": [q for q in self._query_order if rows[q].kind == "both_miss"],
-            "unanswerable": [q for q in self._query_order if rows[q].unanswerable],
-            "unjudged": [q for q in self._query_order if rows[q].unjudged_a or rows[q].unjudged_b],
+            "both_miss": ids.filter(kind == "both_miss").to_list(),
+            "unanswerable": ids.filter(table.get_column("unanswerable")).to_list(),
+            "unjudged": ids.filter((table.get_column("unjudged_a") > 0) | (table.get_column("unjudged_b") > 0)).to_list(),
         }
         self._visible_cache.clear()
         self.header = self._header()
