@@ -27,6 +27,7 @@ SHOTS = (
     ("review-main.svg", [], "ragdiff review: bm25 vs dense, flipped queries first"),
     ("review-hit-to-miss.svg", ["f", "tab", "tab"], "ragdiff review: the hit→miss filter, list B"),
     ("review-help.svg", ["question_mark"], "ragdiff review: every key (generated from the bindings)"),
+    ("review-which-k.svg", ["w"], "ragdiff review: which k, recall@j of both runs from 1 to depth"),
 )
 
 

@@ -9,7 +9,7 @@ import os
 from ragdiff.app.model import header_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate
+from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
 from ragdiff.core.runs import load_run
 
 from test_app_pilot import SIZE, lesson_app
@@ -78,3 +78,20 @@ async def test_a_failed_save_is_said_kept_and_retried(lesson, screen, pane, sett
         assert "saved to gold.yaml" in status
         b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
         assert "★" in b_line
+
+
+async def test_which_k_view_shows_recall_at_k_and_depth(lesson, screen, settled):
+    app = lesson_app(lesson, k=1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("w")
+        await settled(pilot)
+        text = "\n".join(screen(app))
+        ev = [evaluate(load_run(lesson[s]), load_gold(lesson["gold"]), EvalSettings(k=1, depth=50),
+                       [parse_metric("recall@1"), parse_metric("recall@50")]).means for s in ("a", "b")]
+        assert "which k" in text and "k=1" in text and "depth=50" in text
+        for name, means in zip(("bm25", "dense"), ev):
+            assert f"{name}  recall@1 {means['recall@1']:.3f} → recall@50 {means['recall@50']:.3f}" in text
+        await pilot.press("escape")
+        await settled(pilot)
+        assert "which k: recall@j" not in "\n".join(screen(app))

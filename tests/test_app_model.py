@@ -215,3 +215,24 @@ def test_agent_run_says_which_search_found_a_chunk(tmp_path):
     assert model.found_by("q1", "a", "c3") == (2, 2, "refund window ebook")
     assert model.found_by("q1", "a", "c2") == (1, 2, "refund")
     assert model.found_by("q1", "b", "c3") is None  # an ordinary run
+
+
+def test_which_k_curve_is_recall_at_every_k(tmp_path):
+    """The which-k plot's numbers are evaluate()'s recall@j for every j from 1 to depth."""
+    from pathlib import Path
+
+    from ragdiff.app.model import ReviewModel
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
+    from ragdiff.core.runs import load_run
+
+    folder = Path(__file__).parent.parent / "sample_runs"
+    gold = load_gold(folder / "gold.yaml")
+    run_a, run_b = load_run(folder / "bm25.jsonl"), load_run(folder / "dense.jsonl")
+    settings = EvalSettings(k=5, depth=50)
+    curve_a, curve_b = ReviewModel(run_a, run_b, gold, settings).which_k()
+    assert len(curve_a) == len(curve_b) == 50
+    metrics = [parse_metric(f"recall@{j}") for j in range(1, 51)]
+    for run, curve in ((run_a, curve_a), (run_b, curve_b)):
+        means = evaluate(run, gold, settings, metrics).means
+        assert curve == [means[f"recall@{j}"] for j in range(1, 51)]

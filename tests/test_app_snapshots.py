@@ -43,3 +43,8 @@ def test_help_screen(lesson, snap_compare):
 def test_unanswerable_query(lesson, snap_compare):
     """The unanswerable filter: q4 has no gold, both lists say so and no hit/miss mark is given."""
     assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["f", "f", "f", "f"])
+
+
+def test_which_k_screen(lesson, snap_compare):
+    """`w`: recall@j of A and B from 1 to depth, k and depth marked, the reranker's opportunity in words."""
+    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["w"])

@@ -34,6 +34,7 @@ from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import LABEL_WORDS, RankedList
+from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core.metrics import EvalSettings
 
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
@@ -109,6 +110,8 @@ class ReviewApp(App[int]):
                 tooltip="previous pane"),
         Binding("escape", "clear_search", "clear search", show=False, id="queries.clear_search",
                 tooltip="clear the search and go back to the query list"),
+        Binding("w", "which_k", "which k", id="view.which_k",
+                tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         Binding("question_mark", "help", "help", key_display="?", id="app.help",
                 tooltip="this list of keys"),
         Binding("q", "quit_review", "quit", id="app.quit", tooltip="quit (every mark is already saved)"),
@@ -473,6 +476,12 @@ class ReviewApp(App[int]):
     def action_help(self) -> None:
         groups = [("review", list(self.BINDINGS)), ("in a list", list(LineList.BINDINGS))]
         self.push_screen(HelpScreen(groups))
+
+    def action_which_k(self) -> None:
+        model = self.model
+        if model is not None:
+            self.push_screen(WhichKScreen(model.run_a.name, model.run_b.name, model.which_k(), model.k,
+                                          len(model.eval_a.queries.scored)))
 
     def action_quit_review(self) -> None:
         self.exit(return_code=0)

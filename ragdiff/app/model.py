@@ -17,7 +17,7 @@ import polars as pl
 from ragdiff.core.diff import compare
 from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, prepare, score
+from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, prepare, recall_curve, score
 from ragdiff.core.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
@@ -198,6 +198,7 @@ class ReviewModel:
             schema={"query_id": pl.String, "text": pl.String, "position": pl.Int64})
         # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
         self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
+        self._curves = None
         self._unjudged = {side: frame.filter(~pl.col("judged") & (pl.col("rank") <= settings.depth))
                           .select("query_id", "rank") for side, frame in self._frames.items()}
         self._row_cache.clear()
@@ -367,6 +368,12 @@ class ReviewModel:
             if chunk_id in chunks:
                 return number, len(searches), query
         return None
+
+    def which_k(self) -> tuple[list[float], list[float]]:
+        """recall@j for j = 1 … depth for A and B (the which-k plot); k-independent, so once per gold set."""
+        if self._curves is None:
+            self._curves = tuple(recall_curve(p, self.settings, self.settings.depth) for p in self._prepared)
+        return self._curves
 
     def query_text(self, query_id: str) -> str:
         return self._query_text.get(query_id, "")

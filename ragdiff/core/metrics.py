@@ -183,6 +183,23 @@ def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric]
     return score(prepare(run, gold, settings), settings, metrics)
 
 
+def recall_curve(prepared: PreparedRun, settings: EvalSettings, depth: int) -> list[float]:
+    """recall@j for j = 1 … depth at once (the lesson's "which k"), from each query's first relevant rank."""
+    scored = prepared.scored.height
+    if scored == 0:
+        return [float("nan")] * depth
+    first = (prepared.judged.filter(pl.col("grade") >= settings.threshold)
+             .group_by("query_id").agg(pl.col("rank").min()).get_column("rank"))
+    reached = (first.filter(first <= depth).value_counts().sort("rank")
+               .with_columns(pl.col("count").cum_sum()))
+    curve = [0.0] * depth
+    for rank, total in reached.iter_rows():
+        curve[rank - 1] = total / scored
+    for j in range(1, depth):  # carry the running share across ranks where no first hit landed
+        curve[j] = max(curve[j], curve[j - 1])
+    return curve
+
+
 def _mean(values: pl.Series) -> float:
     value = values.drop_nulls().mean()
     return float(value) if value is not None else float("nan")

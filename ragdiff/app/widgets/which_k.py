@@ -1,0 +1,104 @@
+"""`w`: which k — recall@j of both runs for j = 1 … depth as a plot, with k and depth marked.
+
+The lesson's reading: measure at the k pasted into the prompt and at the depth the first stage returns; the
+gap between the two is the reranker's opportunity.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ragdiff.app.text import clean
+
+PLOT_HEIGHT = 12
+
+
+def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles: dict[str, str]) -> Text:
+    """A text plot: A as ●, B as ○, both as ◉, k and depth marked on the axis.
+
+    The plot uses the whole width (a rank spans several columns when depth is small) and the y axis starts at
+    the tenth below the lowest value, so a few queries' difference is visible.
+    """
+    depth = len(curve_a)
+    width = max(10, width)
+    rank_at = [min(depth, -(-(c + 1) * depth // width)) for c in range(width)]  # ceil: the rank each column shows
+    k_column = next(c for c in range(width) if rank_at[c] >= k)
+    values = [v for v in curve_a + curve_b if v == v]
+    low = max(0.0, int(min(values, default=0.0) * 10) / 10) if values else 0.0
+    span = max(1.0 - low, 1e-9)
+
+    def row_of(value: float) -> int:
+        return PLOT_HEIGHT - 1 - round((value - low) / span * (PLOT_HEIGHT - 1))
+
+    out = Text(no_wrap=True, end="")
+    for row in range(PLOT_HEIGHT):
+        label = {0: "1.0 ", PLOT_HEIGHT // 2: f"{low + span / 2:.2f}"[1:].rjust(3) + " ",
+                 PLOT_HEIGHT - 1: f"{low:.1f} "}.get(row, "    ")
+        out.append(label, style=styles["dim"])
+        out.append("┤" if label.strip() else "│", style=styles["dim"])
+        for column in range(width):
+            j = rank_at[column] - 1
+            a, b = row_of(curve_a[j]) == row, row_of(curve_b[j]) == row
+            if a and b:
+                out.append("◉", style=styles["both"])
+            elif a:
+                out.append("●", style=styles["a"])
+            elif b:
+                out.append("○", style=styles["b"])
+            elif column == k_column:
+                out.append("┊", style=styles["k"])
+            else:
+                out.append(" ")
+        out.append("\n")
+    axis = "    └" + "".join("┴" if c == k_column else "─" for c in range(width))
+    out.append(axis + "\n", style=styles["dim"])
+    ticks = [" "] * (width + 5)
+    for text, column in (("1", 0), (f"k={k}", k_column), (f"depth={depth}", width - 1)):
+        start = max(0, min(5 + column - len(text) // 2, len(ticks) - len(text)))
+        if all(ch == " " for ch in ticks[start:start + len(text)]):
+            ticks[start:start + len(text)] = list(text)
+    out.append("".join(ticks).rstrip(), style=styles["dim"])
+    return out
+
+
+def legend(name: str, mark: str, style: str, curve: list[float], k: int, scored: int) -> Text:
+    depth = len(curve)
+    at_k, at_depth = curve[k - 1], curve[-1]
+    opportunity = round((at_depth - at_k) * scored)
+    line = Text.assemble((f"{mark} ", style), (clean(name), "bold"),
+                         f"  recall@{k} {at_k:.3f} → recall@{depth} {at_depth:.3f}  ")
+    line.append(f"{opportunity} of {scored} queries have gold in the top {depth} but not the top {k}: "
+                "the reranker's opportunity")
+    return line
+
+
+class WhichKScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,w,q", "dismiss", "close", id="which_k.close")]
+
+    def __init__(self, name_a: str, name_b: str, curves: tuple[list[float], list[float]], k: int, scored: int):
+        super().__init__()
+        self.name_a, self.name_b = name_a, name_b
+        self.curves, self.k, self.scored = curves, k, scored
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="which-k-box"):
+            yield Static(id="which-k-plot")
+            yield Static(id="which-k-legend")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#which-k-box")
+        box.border_title = "which k: recall@j for j = 1 … depth"
+        box.border_subtitle = "esc / w / q close"
+        styles = {"a": "bold green", "b": "bold yellow", "both": "bold cyan", "k": "cyan", "dim": "dim"}
+        curve_a, curve_b = self.curves
+        width = max(10, self.app.size.width - 16)
+        self.query_one("#which-k-plot", Static).update(plot(curve_a, curve_b, self.k, width, styles))
+        self.query_one("#which-k-legend", Static).update(Text("\n").join([
+            legend(self.name_a, "●", styles["a"], curve_a, self.k, self.scored),
+            legend(self.name_b, "○", styles["b"], curve_b, self.k, self.scored),
+        ]))
