@@ -349,3 +349,16 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
         assert got[q][0] == pytest.approx(jaccard(a[:5], b[:5]), abs=1e-12), q
         assert got[q][1] == pytest.approx(rbo(a[:20], b[:20]), abs=1e-12), q
     assert got["same"] == (1.0, pytest.approx(1.0))
+
+
+def test_diff_metrics_option(capsys):
+    from pathlib import Path
+
+    from ragdiff.cli.main import main
+
+    sample = Path(__file__).parent.parent / "sample_runs"
+    code = main(["diff", str(sample / "bm25.jsonl"), str(sample / "dense.jsonl"), "--gold", str(sample / "gold.yaml"),
+                 "--metrics", "recall@10,mrr@10", "--json", "--flips", "500"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["metrics"]) == {"recall@10", "mrr@10"}

@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, positive_int, settings_from,
-                                stdout_console, warn, whole_number)
+from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, metric_list, positive_int,
+                                settings_from, stdout_console, warn, whole_number)
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, compare, diff_document, diff_metrics, fmt_delta,
                                fmt_p, fmt_value, worth_text)
 from ragdiff.core.metrics import evaluate
@@ -43,6 +43,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the change")
     add_input_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    parser.add_argument("--metrics", type=metric_list,
+                        help="comma-separated metrics to test (default: recall, recall_frac, precision and ndcg at k, "
+                             "mrr, judged@k, recall at depth)")
     parser.add_argument("--flips", type=positive_int, default=DEFAULT_FLIPS,
                         help=f"random sign flips for the test and bootstrap resamples (default {DEFAULT_FLIPS})")
     parser.add_argument("--seed", type=whole_number(0), default=DEFAULT_SEED, help="seed of the generator (default fixed)")
@@ -58,7 +61,7 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     gold, runs = load_inputs(args, [args.run_a, args.run_b])
     settings = settings_from(args)
-    metrics = diff_metrics(settings.k, settings.depth)
+    metrics = args.metrics or diff_metrics(settings.k, settings.depth)
     ev_a, ev_b = (evaluate(r, gold, settings, metrics) for r in runs)
     warning = corpus_warning(gold, args.corpus)
     if warning:
