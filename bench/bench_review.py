@@ -120,6 +120,22 @@ async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
         out["filter_ms"] = [1000 * await timed("f") for _ in range(12)]
         out["sort_ms"] = [1000 * await timed("s") for _ in range(6)]
         out["cpu_ms"] = cpu
+
+        async def own(action) -> float:
+            """The app's own time: from running the key's action to the screen refreshed after it (no Pilot)."""
+            done: list[float] = []
+            t0 = time.perf_counter()
+            action()
+            app.call_after_refresh(lambda: done.append(time.perf_counter()))
+            while not done:
+                await asyncio.sleep(0.001)
+            await pilot.pause()
+            return 1000 * (done[0] - t0)
+
+        out["own_next_query_ms"] = [await own(app.action_next_query) for _ in range(30)]
+        # each + reaches a k not seen before (nothing cached), then - walks back over cached ones
+        out["own_new_k_ms"] = [await own(lambda: app.action_change_k(1)) for _ in range(10)]
+        out["own_seen_k_ms"] = [await own(lambda: app.action_change_k(-1)) for _ in range(10)]
         await pilot.press("q")
     return out
 
@@ -153,6 +169,8 @@ def main() -> int:
     print(f"sort s: {summary(result['sort_ms'])}")
     names = {"z": "a key bound to nothing", "right_square_bracket": "next query ]", "plus": "k + 1",
              "minus": "k - 1", "f": "filter f", "s": "sort s"}
+    print(f"app's own time, action → screen refreshed (no Pilot): next query {summary(result['own_next_query_ms'])}; "
+          f"a new k {summary(result['own_new_k_ms'])}; a k seen before {summary(result['own_seen_k_ms'])}")
     print("CPU time of the app's process per press (its own work; Pilot's waits cost next to none):")
     for key, values in result["cpu_ms"].items():
         print(f"  {names.get(key, key)}: {summary(values)}")

@@ -199,3 +199,15 @@ def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
     assert fast.equals(_load_any_trec(p))
     p.write_text("\n".join(rows).replace(" Q0 ", "\tQ0\t") + "\n")
     assert _load_plain_trec(p) is None  # tabs: the general path
+
+
+def test_blank_and_comment_lines_keep_true_line_numbers(tmp_path):
+    """Files the fast reader must not take (a blank line, a 6-token comment) still name the right line."""
+    p = tmp_path / "run.trec"
+    p.write_text("q1 Q0 a 1 0.5 t\n\nq1 Q0 b 2 0.4 t\nq1 Q0 a 3 0.3 t\n")
+    with pytest.raises(InputError) as err:
+        load_run(p)
+    assert err.value.line == 4 and "lines 1 and 4" in str(err.value)
+    p.write_text("q1 Q0 a 1 0.5 t\n# Q0 x 1 0.5 comment\nq1 Q0 b 2 0.4 t\n")
+    run = load_run(p)
+    assert run.query_ids == ["q1"] and run.frame["line"].to_list() == [1, 3]
