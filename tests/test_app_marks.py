@@ -95,3 +95,38 @@ async def test_which_k_view_shows_recall_at_k_and_depth(lesson, screen, settled)
         await pilot.press("escape")
         await settled(pilot)
         assert "which k: recall@j" not in "\n".join(screen(app))
+
+
+async def test_label_file_deleted_or_folder_gone_during_review(lesson, pane, settled, tmp_path):
+    app = lesson_app(lesson, reviewer="tester")
+    gold = lesson["gold"]
+    kept = tmp_path / "kept.yaml"
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")
+        gold.rename(kept)  # someone deleted (moved away) the label file behind the app's back
+        await pilot.press("g")
+        await settled(pilot)
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "not written (1 unsaved, r retries)" in status and "gold.yaml" in status
+        assert not gold.exists()
+        kept.rename(gold)
+        await pilot.press("r")
+        await settled(pilot)
+        assert "policy-31" in gold.read_text()
+        assert "saved to gold.yaml" in "\n".join(pane(app, app.query_one("#status")))
+
+        folder = gold.parent
+        moved = folder.with_name(folder.name + "-moved")
+        folder.rename(moved)  # now the whole folder goes
+        try:
+            await pilot.press("down", "x")
+            await settled(pilot)
+            status = "\n".join(pane(app, app.query_one("#status")))
+            assert "not written (1 unsaved, r retries)" in status and "is gone" in status
+        finally:
+            moved.rename(folder)
+        await pilot.press("r")
+        await settled(pilot)
+        assert "saved to gold.yaml" in "\n".join(pane(app, app.query_one("#status")))
+        assert app.is_running

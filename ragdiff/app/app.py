@@ -66,7 +66,8 @@ def _error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
     head = words.get(name, "not written: " + name)
     if pending:
         head += f" ({pending} unsaved, r retries)"
-    return f"{head}: {str(err).replace(str(label_path), label_path.name)}"
+    text = str(err).replace(str(label_path), label_path.name).replace(str(label_path.parent), label_path.parent.name)
+    return f"{head}: {text}"
 
 
 def _grade_bindings() -> list[Binding]:
@@ -199,6 +200,14 @@ class ReviewApp(App[int]):
             self.post_message(LoadFailed(f"cannot open the review: {type(err).__name__}: {err}"))
             return
         self.post_message(Loaded(model, time.perf_counter() - started))
+        # open the label writer now, off the screen's thread: a later mark finds it ready (and a label file
+        # deleted mid-review is then a failed save the reviewer can retry), and the journal's recovery notes
+        # from an earlier crash are said at once
+        with self._label_lock:
+            try:
+                self._labels(model.gold.format)
+            except Exception:  # noqa: BLE001 - the first mark tries again and says why
+                self._label_file = None
 
     def on_load_progress(self, message: LoadProgress) -> None:
         self.set_status(message.text)
@@ -381,6 +390,8 @@ class ReviewApp(App[int]):
             return Text(f"indexing {self.corpus.path.name} …", style=dim)
         chunk = self.corpus.get(chunk_id)
         if chunk is None:
+            if self.corpus.error:  # the file could not be read just now (moved, deleted, a bad line)
+                return Text(clean(self.corpus.error), style=dim)
             return Text(f"{clean(chunk_id)} is not in {clean(self.corpus.path.name)}", style=dim)
         body = Text(end="")
         if chunk.title:
@@ -516,12 +527,13 @@ class ReviewApp(App[int]):
         self.set_status(Text(f"writing: {clean(chunk_id)} {what} for {clean(qid)} …"))
         self._write_mark(qid, chunk_id, label, grade, run_name, rank)
 
-    def _labels(self):
-        """The label writer, opened on the first mark (its recovery notes go to the status line)."""
+    def _labels(self, fmt: str | None = None):
+        """The label writer, opened once (its recovery notes go to the status line)."""
         from ragdiff.core import labels
 
         if self._label_file is None:
-            self._label_file = labels.LabelFile(self.inputs.gold, self.model.gold.format, self.inputs.reviewer)
+            fmt = fmt or self.model.gold.format
+            self._label_file = labels.LabelFile(self.inputs.gold, fmt, self.inputs.reviewer)
             notes = self._label_file.recovery_notes
             if notes:
                 self.post_message(MarkDone(" ".join(str(n) for n in notes), None))

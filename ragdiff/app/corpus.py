@@ -48,7 +48,9 @@ class CorpusIndex:
         if self._corpus is None:
             return None
         try:
-            return self._corpus.get(chunk_id)
+            chunk = self._corpus.get(chunk_id)
+            self.error = None
+            return chunk
         except InputError as err:
             self.error = f"cannot read {chunk_id} from the corpus: {err}"
             return None

@@ -69,9 +69,12 @@ class Corpus:
         chunk = None
         if where is not None:
             offset, number = where
-            with self.path.open("rb") as handle:
-                handle.seek(offset)
-                raw = handle.readline()
+            try:
+                with self.path.open("rb") as handle:
+                    handle.seek(offset)
+                    raw = handle.readline()
+            except OSError as err:  # moved or deleted since it was indexed
+                raise InputError(self.path, f"cannot read the corpus: {err.strerror or err}") from None
             try:
                 record = json.loads(raw.decode("utf-8-sig"))
             except (UnicodeDecodeError, json.JSONDecodeError) as err:
