@@ -34,6 +34,7 @@ from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import LABEL_WORDS, RankedList
+from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core.metrics import EvalSettings
 
@@ -111,6 +112,8 @@ class ReviewApp(App[int]):
                 tooltip="previous pane"),
         Binding("escape", "clear_search", "clear search", show=False, id="queries.clear_search",
                 tooltip="clear the search and go back to the query list"),
+        Binding("v", "searches", "searches", show=False, id="view.searches",
+                tooltip="an agent run's searches for this query: each search's query and what it returned"),
         Binding("w", "which_k", "which k", id="view.which_k",
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         Binding("question_mark", "help", "help", key_display="?", id="app.help",
@@ -493,6 +496,16 @@ class ReviewApp(App[int]):
         if model is not None:
             self.push_screen(WhichKScreen(model.run_a.name, model.run_b.name, model.which_k(), model.k,
                                           len(model.eval_a.queries.scored)))
+
+    def action_searches(self) -> None:
+        model, qid = self.model, self.selected_query
+        if model is None or qid is None:
+            return
+        runs = [(run.name, run.searches.get(qid, [])) for run in (model.run_a, model.run_b)]
+        if not any(searches for _, searches in runs):
+            self.set_status("neither run is an agent run (several searches per query): nothing to break down")
+            return
+        self.push_screen(SearchesScreen(searches_text(qid, runs, lambda chunk: model.label_of(qid, chunk))))
 
     def action_quit_review(self) -> None:
         self.exit(return_code=0)
