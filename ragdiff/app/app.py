@@ -188,6 +188,11 @@ class ReviewApp(App[int]):
         try:
             self.post_message(LoadProgress(f"loading {inputs.gold.name} …"))
             gold = load_gold(inputs.gold, inputs.gold_format)
+            if self.corpus is None and gold.corpus_path:
+                # no --corpus: the corpus the label file names, beside it, when it is there
+                named = inputs.gold.parent / gold.corpus_path
+                if named.is_file():
+                    self.corpus = CorpusIndex(named)
             self.post_message(LoadProgress(f"loading {inputs.run_a.name} …"))
             run_a = load_run(inputs.run_a, inputs.run_format, keep_first=inputs.keep_first)
             self.post_message(LoadProgress(f"loading {inputs.run_b.name} …"))
@@ -239,11 +244,20 @@ class ReviewApp(App[int]):
 
     @work(thread=True, exclusive=True, group="corpus")
     def _index_corpus(self) -> None:
+        from ragdiff.core.gold import file_sha256
+
         count = self.corpus.build()
-        self.post_message(CorpusReady(count, self.corpus.error))
+        note = None
+        recorded = self.model.gold.corpus_sha256
+        if recorded and self.corpus.error is None and file_sha256(self.corpus.path) != recorded:
+            note = (f"{self.corpus.path.name} is not the corpus snapshot {self.inputs.gold.name} records: a score "
+                    "change may be the data's, not the retriever's")
+        self.post_message(CorpusReady(count, self.corpus.error, note))
 
     def on_corpus_ready(self, message: CorpusReady) -> None:
         self.corpus_error = message.error
+        if message.snapshot_note:
+            self.set_status(Text(clean(message.snapshot_note), style="bold"))
         self.show_chunk()
 
     def _start_verdicts(self, delay: float = 0.0) -> None:

@@ -36,6 +36,7 @@ class CorpusReady(Message):
 
     chunks: int
     error: str | None
+    snapshot_note: str | None = None  # the corpus is not the snapshot the gold file records
 
 
 @dataclass

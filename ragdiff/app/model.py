@@ -179,11 +179,14 @@ class ReviewModel:
             self._frames[side] = joined
             starts = joined.group_by("query_id").agg(pl.col("row").min().alias("start"), pl.len().alias("n"))
             self._index[side] = {q: (s, n) for q, s, n in starts.iter_rows()}
-        self._labels = labels.with_columns(
+        relevant_labels = labels.with_columns(
             relevant=(pl.col("effective") >= settings.threshold).fill_null(False)
         ).sort(["query_id", "effective", "chunk_id"], descending=[False, True, False])
+        # (query, chunk) -> (level, grade): the chunk pane asks on every cursor move, a dict answers at once
+        self._label_of = {(q, c): (lv, g) for q, c, lv, g in
+                          judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
         self._label_index: dict[str, list[tuple[str, int, str]]] = {}
-        for qid, chunk, grade, level in self._labels.filter(pl.col("relevant")).select(
+        for qid, chunk, grade, level in relevant_labels.filter(pl.col("relevant")).select(
                 "query_id", "chunk_id", "grade", "level").iter_rows():
             self._label_index.setdefault(qid, []).append((chunk, grade, level))
         queries = gold.queries.sort("position")
@@ -346,10 +349,7 @@ class ReviewModel:
         return out
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
-        hit = self._labels.filter((pl.col("query_id") == query_id) & (pl.col("chunk_id") == chunk_id))
-        if not hit.height:
-            return None, None
-        return hit.item(0, "level"), hit.item(0, "grade")
+        return self._label_of.get((query_id, chunk_id), (None, None))
 
     def rank_in(self, query_id: str, side: str, chunk_id: str) -> int | None:
         for row in self.ranked(query_id, side):

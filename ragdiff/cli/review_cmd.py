@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, corpus_warning, settings_from
+from ragdiff.cli.common import add_input_options, settings_from
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
@@ -46,43 +46,16 @@ def _check_inputs(paths: list[tuple[str, Path | None]]) -> None:
             raise InputError(path, f"no such file ({what})")
 
 
-def _corpus_for(args: argparse.Namespace) -> Path | None:
-    """--corpus, else the corpus the label file names (relative to it) when that file is there."""
-    if args.corpus is not None:
-        return args.corpus
-    try:
-        from ragdiff.core.gold import load_gold
-
-        gold = load_gold(args.gold, args.gold_format)
-    except InputError:
-        return None  # the app reports the gold set's problem itself
-    if gold.corpus_path:
-        candidate = Path(args.gold).parent / gold.corpus_path
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def run_review(args: argparse.Namespace) -> int:
     _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
     settings = settings_from(args)
     if settings.k > settings.depth:
         print(f"ragdiff review: -k {settings.k} is above --depth {settings.depth}; expected k <= depth", file=sys.stderr)
         return 2
-    corpus = _corpus_for(args)
-    note = None
-    if args.corpus is not None:
-        try:
-            from ragdiff.core.gold import load_gold
-
-            warning = corpus_warning(load_gold(args.gold, args.gold_format), args.corpus)
-        except InputError:
-            warning = None
-        if warning:
-            note = "the corpus is not the snapshot the labels were made against"
-    return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=corpus, run_format=args.run_format,
-                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer,
-                    note=note)
+    # the corpus the label file names, and whether it is the recorded snapshot, are worked out by the app's
+    # loading worker, which reads the gold set anyway
+    return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=args.corpus, run_format=args.run_format,
+                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer)
 
 
 def sample_runs_dir() -> Path:
