@@ -251,9 +251,20 @@ def test_noop_mark_says_so_and_writes_nothing(tmp_path):
     assert "already not relevant" in lf.apply(Mark("q01", "policy-9", "not_relevant"))
     assert "no label" in lf.apply(Mark("q01", "nothing", "none"))
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
-    # undoing a no-op is a no-op too
-    assert "changed nothing" in lf.undo()
+    # nothing changed, so there is nothing to undo
+    assert lf.undo() is None
     assert path.read_bytes() == before
+
+
+def test_undo_skips_marks_that_changed_nothing(tmp_path):
+    path = copy(tmp_path, "gold.yaml")
+    before = path.read_bytes()
+    lf = LabelFile(path)
+    assert "saved" in lf.apply(Mark("q01", "policy-77", "gold"))
+    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold"))  # looked at, changed nothing
+    assert "policy-77" in lf.undo()  # u takes back the last change, not the look
+    assert path.read_bytes() == before
+    assert LabelFile(path).undo() is None  # and across a restart the journal agrees
 
 
 @pytest.mark.parametrize(

@@ -1673,19 +1673,14 @@ class LabelFile:
         is set again with the same care as a mark. LabelConflictError when the chunk's label has changed
         since (someone else's edit is never undone).
         """
-        stack = self._replay.undo_stack()
+        # a mark that changed nothing stays in the journal as a record of what was looked at, but `u` means
+        # "take back my last change": it goes to the last mark that changed the file
+        stack = [op for op in self._replay.undo_stack() if not op.record.get("noop")]
         if not stack:
             return None
         op = stack[-1]
         r = op.record
         mark = _mark_of(r)
-        if r.get("noop"):
-            rec = {"type": "undo", "id": uuid.uuid4().hex, "undoes": op.id, "noop": True, "when": utc_now(),
-                   "who": self.reviewer, "query": mark.query_id, "chunk": mark.chunk_id, "file": self.path.name}
-            self._journal_quiet(rec)
-            self._replay.ops[rec["id"]] = Op(rec, status="saved")
-            op.undone_by = rec["id"]
-            return f"undid {mark.chunk_id} → {_WORDS[mark.label]} for {mark.query_id}, which had changed nothing"
         back = Mark(mark.query_id, mark.chunk_id, r.get("prev_label") or "none", r.get("prev_grade"), mark.run, mark.rank)
         snap = self._refresh(back, check=False)
         now = snap.doc.current(mark.query_id, mark.chunk_id)
