@@ -24,6 +24,7 @@ from ragdiff.core.labels import (
     Mark,
     UnknownQueryError,
     _compose_yaml,
+    _judgment,
     yaml_id,
 )
 
@@ -56,8 +57,12 @@ def mark_and_check(path: Path, mark: Mark, expected_diff: list[str], *, fmt=None
     file = file or path
     before = file.read_bytes()
     lf = LabelFile(path, fmt=fmt, reviewer="tester")
-    status = lf.apply(mark)
+    prior = lf.current_label(mark.query_id, mark.chunk_id)
+    change = lf.apply(mark)
+    status = change.message
     after = file.read_bytes()
+    assert change.saved and (change.query_id, change.chunk_id) == (mark.query_id, mark.chunk_id)
+    assert change.after == _judgment(mark.label, mark.grade) and change.before == _judgment(*prior)
     assert changed(before, after) == expected_diff, "\n".join(changed(before, after))
     for piece in says:
         assert piece in status, status
@@ -67,7 +72,8 @@ def mark_and_check(path: Path, mark: Mark, expected_diff: list[str], *, fmt=None
         assert got[0] == "gold" and got[1] in (None, 1)
     else:
         assert got == want
-    assert lf.undo() is not None
+    undone = lf.undo()
+    assert undone is not None and (undone.before, undone.after) == (change.after, change.before)
     assert file.read_bytes() == before
     assert lf.undo() is None
     return status
@@ -231,11 +237,11 @@ def test_yaml_keeps_other_keys_and_reads_ids_as_strings(tmp_path):
 def test_status_sentences(tmp_path):
     path = copy(tmp_path, "gold.yaml")
     lf = LabelFile(path, reviewer="r")
-    assert lf.apply(Mark("q01", "policy-22", "gold")) == "policy-22 → gold for q01, saved to gold.yaml"
-    assert "was not relevant" in lf.apply(Mark("q01", "policy-9", "gold"))
-    s = lf.apply(Mark("0042", "hr-3", "gold"))
+    assert lf.apply(Mark("q01", "policy-22", "gold")).message == "policy-22 → gold for q01, saved to gold.yaml"
+    assert "was not relevant" in lf.apply(Mark("q01", "policy-9", "gold")).message
+    s = lf.apply(Mark("0042", "hr-3", "gold")).message
     assert "grade 1, the default for this graded set" in s
-    s = lf.apply(Mark("q03", "1e3", "gold", grade=2))
+    s = lf.apply(Mark("q03", "1e3", "gold", grade=2)).message
     assert "gold list became a graded map" in s
 
 
@@ -244,12 +250,12 @@ def test_noop_mark_says_so_and_writes_nothing(tmp_path):
     before = path.read_bytes()
     mtime = path.stat().st_mtime_ns
     lf = LabelFile(path)
-    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold"))
-    assert "already gold (grade 3)" in lf.apply(Mark("0042", "hr-1", "gold"))
-    assert "already gold" in lf.apply(Mark("0042", "hr-1", "gold", grade=3))
-    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold", grade=1))
-    assert "already not relevant" in lf.apply(Mark("q01", "policy-9", "not_relevant"))
-    assert "no label" in lf.apply(Mark("q01", "nothing", "none"))
+    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold")).message
+    assert "already gold (grade 3)" in lf.apply(Mark("0042", "hr-1", "gold")).message
+    assert "already gold" in lf.apply(Mark("0042", "hr-1", "gold", grade=3)).message
+    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold", grade=1)).message
+    assert "already not relevant" in lf.apply(Mark("q01", "policy-9", "not_relevant")).message
+    assert "no label" in lf.apply(Mark("q01", "nothing", "none")).message
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
     # nothing changed, so there is nothing to undo
     assert lf.undo() is None
@@ -260,9 +266,9 @@ def test_undo_skips_marks_that_changed_nothing(tmp_path):
     path = copy(tmp_path, "gold.yaml")
     before = path.read_bytes()
     lf = LabelFile(path)
-    assert "saved" in lf.apply(Mark("q01", "policy-77", "gold"))
-    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold"))  # looked at, changed nothing
-    assert "policy-77" in lf.undo()  # u takes back the last change, not the look
+    assert "saved" in lf.apply(Mark("q01", "policy-77", "gold")).message
+    assert "already gold" in lf.apply(Mark("q01", "policy-14", "gold")).message  # looked at, changed nothing
+    assert "policy-77" in lf.undo().message  # u takes back the last change, not the look
     assert path.read_bytes() == before
     assert LabelFile(path).undo() is None  # and across a restart the journal agrees
 
@@ -333,10 +339,10 @@ def test_undo_works_across_restarts_and_walks_back(tmp_path):
     v1 = path.read_bytes()
     LabelFile(path).apply(Mark("q01", "policy-22", "not_relevant"))
     lf = LabelFile(path)  # a new session: the undo stack comes from the journal
-    assert "policy-22 → gold" in lf.undo()
+    assert "policy-22 → gold" in lf.undo().message
     assert path.read_bytes() == v1
     lf2 = LabelFile(path)
-    assert lf2.undo().startswith("undid: policy-22: label removed")
+    assert lf2.undo().message.startswith("undid: policy-22: label removed")
     assert path.read_bytes() == v0
     assert LabelFile(path).undo() is None
 
@@ -373,7 +379,7 @@ def test_undo_refuses_to_revert_someone_elses_later_change(tmp_path):
     lf.apply(Mark("q01", "policy-22", "gold"))
     path.write_text(path.read_text().replace("[policy-14, policy-22]", "[policy-14]"))
     edited = path.read_bytes()
-    with pytest.raises(LabelConflictError, match="it is now unlabelled in gold.yaml"):
+    with pytest.raises(LabelConflictError, match="it is now unjudged in gold.yaml"):
         lf.undo()
     assert path.read_bytes() == edited
 

@@ -119,7 +119,7 @@ def test_rename_fails(gold, monkeypatch):
     monkeypatch.undo()
     # a restart sees the failed mark too
     assert LabelFile(gold).pending == [MARK]
-    assert lf.retry() == ["policy-22 → gold for q01, saved to gold.yaml"]
+    assert [c.message for c in lf.retry()] == ["policy-22 → gold for q01, saved to gold.yaml"]
     assert lf.pending == []
     assert LabelFile(gold).pending == []
     assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", None)
@@ -290,7 +290,7 @@ def test_killed_before_the_rename(gold):
     assert lf.pending == [MARK]
     assert len(lf.recovery_notes) == 1 and "never reached gold.yaml" in lf.recovery_notes[0]
     assert lf.undo() is None  # nothing saved, nothing to undo
-    assert lf.retry() == ["policy-22 → gold for q01, saved to gold.yaml"]
+    assert [c.message for c in lf.retry()] == ["policy-22 → gold for q01, saved to gold.yaml"]
     assert LabelFile(gold).pending == []
     assert LabelFile(gold).recovery_notes == []
     assert lf.undo() is not None
@@ -307,7 +307,7 @@ def test_killed_after_the_rename_before_the_confirmation(gold):
     assert lf.current_label("q01", "policy-22") == ("gold", None)
     assert len(lf.recovery_notes) == 1 and "was saved to gold.yaml" in lf.recovery_notes[0]
     # the recovered mark is undoable, and the recovery is written down with the next journal line
-    assert lf.undo().startswith("undid: policy-22: label removed")
+    assert lf.undo().message.startswith("undid: policy-22: label removed")
     assert gold.read_bytes() == before
     types = [r["type"] for r in journal(gold)]
     assert types == ["mark", "saved", "undo", "saved"]

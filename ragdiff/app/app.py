@@ -33,14 +33,14 @@ from ragdiff.app.widgets.help_screen import HelpScreen
 from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
-from ragdiff.app.widgets.ranked_list import LABEL_WORDS, RankedList
+from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
+from ragdiff.core import vocab
 from ragdiff.core.metrics import EvalSettings
 
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
-LABEL_NAMES = {"gold": "gold", "evidence": "evidence", "not_relevant": "not relevant"}
 
 
 @dataclass
@@ -67,7 +67,9 @@ def _error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
     head = words.get(name, "not written: " + name)
     if pending:
         head += f" ({pending} unsaved, r retries)"
-    text = str(err).replace(str(label_path), label_path.name).replace(str(label_path.parent), label_path.parent.name)
+    text = str(err).replace(str(label_path), label_path.name)
+    if label_path.parent.name:  # a bare file name's parent is "." : replacing "." would drop every dot
+        text = text.replace(str(label_path.parent), label_path.parent.name)
     return f"{head}: {text}"
 
 
@@ -82,11 +84,11 @@ class ReviewApp(App[int]):
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS = [
-        Binding("g", "mark('gold')", "gold", id="label.gold",
+        Binding("g", "mark('gold')", vocab.word(vocab.GOLD), id="label.gold",
                 tooltip="mark the highlighted chunk gold (answers the query); a digit 1-9 gives a grade"),
-        Binding("e", "mark('evidence')", "evidence", id="label.evidence",
+        Binding("e", "mark('evidence')", vocab.word(vocab.EVIDENCE), id="label.evidence",
                 tooltip="mark the highlighted chunk evidence (supports a step of the answer)"),
-        Binding("x", "mark('not_relevant')", "not relevant", id="label.not_relevant",
+        Binding("x", "mark('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="label.not_relevant",
                 tooltip="mark the highlighted chunk judged not relevant (grade 0)"),
         *_grade_bindings(),
         Binding("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
@@ -378,9 +380,7 @@ class ReviewApp(App[int]):
             view.show(Text.assemble(head, "\n", ("this run returned nothing for this query", dim)))
             return
         level, grade = model.label_of(qid, chunk_id)
-        label = LABEL_WORDS.get(level, "unjudged")
-        if level == "gold" and grade is not None:
-            label = f"gold ★{grade}"
+        label = vocab.word(level, grade)
         rank_a = model.rank_in(qid, "a", chunk_id)
         rank_b = model.rank_in(qid, "b", chunk_id)
         meta = Text.assemble(
@@ -550,7 +550,7 @@ class ReviewApp(App[int]):
         qid, chunk_id, run_name, rank = target
         if label != "gold":
             grade = None  # grades belong to gold; None = the file's own default for a gold entry
-        what = LABEL_NAMES[label] + (f" ★{grade}" if grade is not None else "")
+        what = vocab.word(label, grade)
         self.set_status(Text(f"writing: {clean(chunk_id)} {what} for {clean(qid)} …"))
         self._write_mark(qid, chunk_id, label, grade, run_name, rank)
 
@@ -571,13 +571,13 @@ class ReviewApp(App[int]):
         with self._label_lock:  # one write at a time, in the order the keys were pressed
             try:
                 labels = self._labels()
-                status = self._label_file.apply(labels.Mark(query_id=qid, chunk_id=chunk_id, label=label,
+                change = self._label_file.apply(labels.Mark(query_id=qid, chunk_id=chunk_id, label=label,
                                                             grade=grade, run=run_name, rank=rank))
             except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
                 pending = len(self._label_file.pending) if self._label_file is not None else 0
                 self.post_message(MarkDone(_error_text(err, self.inputs.gold, pending), None, error=True))
                 return
-            self.post_message(MarkDone(str(status), self._reload_gold()))
+            self.post_message(MarkDone(change.message, self._reload_gold()))
 
     def action_undo(self) -> None:
         if self.model is None:
@@ -589,14 +589,14 @@ class ReviewApp(App[int]):
         with self._label_lock:
             try:
                 self._labels()
-                status = self._label_file.undo()
+                change = self._label_file.undo()
             except Exception as err:  # noqa: BLE001
                 self.post_message(MarkDone(_error_text(err, self.inputs.gold), None, error=True))
                 return
-            if status is None:
+            if change is None:
                 self.post_message(MarkDone("nothing to undo", None))
                 return
-            self.post_message(MarkDone(str(status), self._reload_gold()))
+            self.post_message(MarkDone(change.message, self._reload_gold()))
 
     def action_retry_marks(self) -> None:
         if self.model is not None:
@@ -609,12 +609,12 @@ class ReviewApp(App[int]):
                 self.post_message(MarkDone("no unsaved mark to retry", None))
                 return
             try:
-                sentences = self._label_file.retry()
+                changes = self._label_file.retry()
             except Exception as err:  # noqa: BLE001 - still failing: say so, keep the marks pending
                 self.post_message(MarkDone(_error_text(err, self.inputs.gold, len(self._label_file.pending)), None,
                                            error=True))
                 return
-            self.post_message(MarkDone("; ".join(sentences), self._reload_gold()))
+            self.post_message(MarkDone("; ".join(c.message for c in changes), self._reload_gold()))
 
     def _reload_gold(self):
         from ragdiff.core.gold import load_gold

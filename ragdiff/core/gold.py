@@ -24,10 +24,11 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
 from ragdiff.core.errors import InputError
+from ragdiff.core.vocab import SCORING_LEVELS
 from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
 
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
-LEVELS = ("gold", "evidence")
+LEVELS = SCORING_LEVELS  # --level: gold or evidence
 
 QUERY_SCHEMA = {"query_id": pl.String, "text": pl.String, "regression": pl.Boolean, "position": pl.UInt32}
 JUDGMENT_SCHEMA = {"query_id": pl.String, "chunk_id": pl.String, "grade": pl.Int64, "level": pl.String,
@@ -71,7 +72,7 @@ class Gold:
             grade = pl.when(pl.col("level") == "gold").then(pl.col("grade"))
         else:
             grade = pl.when(pl.col("level").is_in(["gold", "evidence"])).then(pl.col("grade").clip(1))
-        # everything else is judged not relevant (0); a negative grade in qrels stays "unjudged", as in trec_eval
+        # everything else is judged not relevant (0); a negative grade in qrels stays unjudged, as in trec_eval
         grade = grade.otherwise(pl.min_horizontal(pl.col("grade"), pl.lit(0)))
         return j.select("query_id", "chunk_id", grade.alias("grade"))
 

@@ -35,7 +35,7 @@ Grades (the choice asked for in issue 5):
   one more ``{c: 2}`` item, or regrades the item in place: nothing else changes.
 - In the short form, a list can only say gold; not relevant is grade 0 in a map, so the same in-place
   conversion is used. Evidence has no place in the short form or qrels: LabelFormatError.
-- Grade 0 is "not relevant", never a skip: a gold mark with grade 0 is refused (use not_relevant).
+- Grade 0 is not relevant, never a skip: a gold mark with grade 0 is refused (use not_relevant).
 
 Quoting rule for ids written into YAML: an id is written plain only when it matches the conservative set
 ``[A-Za-z0-9_][A-Za-z0-9_.\\-/+@#]*`` AND both the YAML 1.1 and 1.2 resolvers read it back as a string (so
@@ -47,6 +47,7 @@ non-printable). JSON ids are JSON strings, \\u-escaped when the file is pure ASC
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
 import getpass
@@ -61,13 +62,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdiff.core import vocab
 from ragdiff.core.journal import Journal, Op, _fsync_dir, journal_path, replay, utc_now
 
-LABELS = ("gold", "evidence", "not_relevant", "none")
-SECTIONS = ("gold", "evidence", "not_relevant")
+LABELS = (*vocab.MARKABLE, "none")  # "none" (or vocab.UNJUDGED) = remove any judgment; used by undo
+SECTIONS = vocab.MARKABLE
 FORMATS = ("yaml", "json", "qrels", "beir")
 TEMP_SUFFIX = ".ragdiff-tmp"
-_WORDS = {"gold": "gold", "evidence": "evidence", "not_relevant": "not relevant", "none": "unlabelled"}
+
+
+def _word(label: str) -> str:
+    return vocab.kind_of(label).word
 
 
 # --------------------------------------------------------------------------------------------------- API
@@ -81,6 +86,54 @@ class Mark:
     grade: int | None = None  # for gold in a graded set; None = the file's default (plain entry / grade 1)
     run: str | None = None  # which run and rank it was marked from (journal only)
     rank: int | None = None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """What a label file says about one (query, chunk): a kind from ragdiff.core.vocab and its grade.
+
+    The grade is the one the gold loader scores with: gold >= 1 (a plain list entry is 1), not relevant 0,
+    evidence 1, unjudged None.
+    """
+
+    kind: str
+    grade: int | None = None
+
+    @property
+    def word(self) -> str:
+        return vocab.word(self.kind, self.grade)
+
+
+UNJUDGED = Judgment(vocab.UNJUDGED, None)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one mark or undo did: the app updates its model from this alone, never by re-reading the file.
+
+    saved is False when nothing needed writing (the chunk already had that judgment): before == after.
+    """
+
+    query_id: str
+    chunk_id: str
+    before: Judgment
+    after: Judgment
+    message: str
+    saved: bool
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _judgment(label: str, grade: int | None) -> Judgment:
+    """The writer's (label, grade as written) as a Judgment with the grade the loader scores with."""
+    if label in ("none", vocab.UNJUDGED):
+        return UNJUDGED
+    if label == vocab.GOLD:
+        return Judgment(vocab.GOLD, 1 if grade is None else grade)
+    if label == vocab.NOT_RELEVANT:
+        return Judgment(vocab.NOT_RELEVANT, 0)
+    return Judgment(label, 1 if grade is None else grade)
 
 
 class LabelFormatError(Exception):
@@ -1250,8 +1303,9 @@ class LabelFile:
 
     # ------------------------------------------------------------------ marks
 
-    def apply(self, mark: Mark) -> str:
-        return self._apply(mark, kind="mark")
+    def apply(self, mark: Mark) -> Change:
+        """Write one mark; the Change says what the chunk's judgment was and is now, and the sentence."""
+        return self._apply(_normal_mark(mark), kind="mark")
 
     def _check(self, mark: Mark) -> None:
         if mark.label not in LABELS:
@@ -1266,7 +1320,7 @@ class LabelFile:
         if mark.label == "not_relevant" and g not in (None, 0):
             raise LabelFormatError(f"not relevant has grade 0, not {g}")
         if mark.label in ("evidence", "none") and g is not None:
-            raise LabelFormatError(f"{_WORDS[mark.label]} takes no grade (got {g})")
+            raise LabelFormatError(f"{_word(mark.label)} takes no grade (got {g})")
 
     def _require_query(self, doc: _Doc, qid: str) -> None:
         if qid not in doc.order:
@@ -1346,12 +1400,12 @@ class LabelFile:
             order_ok = list(got) == list(expected)
         if got != expected or not order_ok:
             raise LabelFormatError(
-                f"cannot write {mark.chunk_id} → {_WORDS[mark.label]} for {mark.query_id} into {self.path.name} "
+                f"cannot write {mark.chunk_id} → {_word(mark.label)} for {mark.query_id} into {self.path.name} "
                 "cleanly (the edited file would not say exactly that); nothing was written"
             )
 
     def _sentence(self, mark: Mark, prev: tuple[str, int | None], notes: list[str], saved: bool) -> str:
-        what = _WORDS[mark.label]
+        what = _word(mark.label)
         if mark.label == "gold" and mark.grade is not None:
             what += f" (grade {mark.grade})"
         if mark.label == "none":
@@ -1360,7 +1414,7 @@ class LabelFile:
             head = f"{mark.chunk_id} → {what} for {mark.query_id}"
         extras = []
         if prev[0] != "none" and prev[0] != mark.label:
-            extras.append(f"was {_WORDS[prev[0]]}")
+            extras.append(f"was {_word(prev[0])}")
         elif prev[0] == "gold" and mark.label == "gold" and prev[1] != mark.grade:
             extras.append(f"was grade {1 if prev[1] is None else prev[1]}")
         extras += notes
@@ -1369,7 +1423,7 @@ class LabelFile:
         return head + (f", saved to {self.path.name}" if saved else "")
 
     def _apply(self, mark: Mark, kind: str, undoes: Op | None = None, retry_of: str | None = None,
-               unpatch: dict | None = None) -> str:
+               unpatch: dict | None = None) -> Change:
         self._check(mark)
         # two reviewers marking the same file: the read, the edit and the rename happen under one lock, so
         # each one re-reads the other's save and applies its mark on top of it
@@ -1383,7 +1437,7 @@ class LabelFile:
             raise
 
     def _apply_locked(self, mark: Mark, kind: str, undoes: Op | None, retry_of: str | None,
-                      unpatch: dict | None) -> str:
+                      unpatch: dict | None) -> Change:
         for _attempt in range(3):
             snap = self._refresh(mark)
             if not (kind == "undo" and isinstance(snap.doc, _Qrels)):  # undo may bring back a qrels query
@@ -1391,10 +1445,13 @@ class LabelFile:
             prev = snap.doc.current(mark.query_id, mark.chunk_id)
             if self._is_noop(snap.doc, mark) and kind == "mark":
                 self._journal_noop(mark, prev, retry_of)
-                word = _WORDS[mark.label] + (f" (grade {prev[1]})" if mark.label == "gold" and prev[1] is not None else "")
+                word = _word(mark.label) + (f" (grade {prev[1]})" if mark.label == "gold" and prev[1] is not None else "")
                 if mark.label == "none":
-                    return f"{mark.chunk_id} has no label for {mark.query_id}; nothing to save"
-                return f"{mark.chunk_id} is already {word} for {mark.query_id}; nothing to save"
+                    sentence = f"{mark.chunk_id} has no label for {mark.query_id}; nothing to save"
+                else:
+                    sentence = f"{mark.chunk_id} is already {word} for {mark.query_id}; nothing to save"
+                before = _judgment(*prev)
+                return Change(mark.query_id, mark.chunk_id, before, before, sentence, saved=False)
             new_text = None
             notes: list[str] = []
             if unpatch is not None:
@@ -1450,7 +1507,8 @@ class LabelFile:
                 undoes.undone_by = rec["id"]
             if retry_of is not None:
                 self._pending = [(m, i) for m, i in self._pending if i != retry_of]
-            return sentence
+            return Change(mark.query_id, mark.chunk_id, _judgment(*prev), _judgment(mark.label, mark.grade),
+                          sentence, saved=True)
         raise LabelConflictError(f"{self.path.name} keeps changing on disk; the mark was not written")
 
     def _refresh(self, mark: Mark, check: bool = True) -> _Snapshot:
@@ -1477,7 +1535,7 @@ class LabelFile:
         if check and before != now:
             raise LabelConflictError(
                 f"{self.path.name} changed on disk: someone else set {mark.chunk_id} for {mark.query_id} to "
-                f"{_WORDS[now[0]]} (it was {_WORDS[before[0]]} here); the mark was not written, the file was re-read"
+                f"{_word(now[0])} (it was {_word(before[0])} here); the mark was not written, the file was re-read"
             )
         return cur
 
@@ -1666,7 +1724,7 @@ class LabelFile:
 
     # ------------------------------------------------------------------ undo / retry
 
-    def undo(self) -> str | None:
+    def undo(self) -> Change | None:
         """Revert the last mark not yet undone (repeatable; survives restarts through the journal).
 
         Byte for byte when the file still holds that mark's lines as written; otherwise the previous label
@@ -1686,14 +1744,14 @@ class LabelFile:
         now = snap.doc.current(mark.query_id, mark.chunk_id)
         if not _holds(now, mark):
             raise LabelConflictError(
-                f"cannot undo {mark.chunk_id} → {_WORDS[mark.label]} for {mark.query_id}: it is now "
-                f"{_WORDS[now[0]]} in {self.path.name} (changed since); nothing was written"
+                f"cannot undo {mark.chunk_id} → {_word(mark.label)} for {mark.query_id}: it is now "
+                f"{_word(now[0])} in {self.path.name} (changed since); nothing was written"
             )
-        status = self._apply(back, kind="undo", undoes=op, unpatch=r.get("patch"))
-        return "undid: " + status
+        change = self._apply(back, kind="undo", undoes=op, unpatch=r.get("patch"))
+        return dataclasses.replace(change, message="undid: " + change.message)
 
-    def retry(self) -> list[str]:
-        """Apply again every mark that is journaled but not in the file. Returns one sentence each."""
+    def retry(self) -> list[Change]:
+        """Apply again every mark that is journaled but not in the file. Returns one Change each."""
         out = []
         for mark, op_id in list(self._pending):
             if op_id is None:
@@ -1713,6 +1771,11 @@ class LabelFile:
             n += 1
         self._pending = []
         return n
+
+
+def _normal_mark(mark: Mark) -> Mark:
+    """vocab.UNJUDGED is the writer's "none" (remove the judgment)."""
+    return dataclasses.replace(mark, label="none") if mark.label == vocab.UNJUDGED else mark
 
 
 def _mark_of(r: dict) -> Mark:

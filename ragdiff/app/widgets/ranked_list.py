@@ -13,6 +13,7 @@ from rich.text import Text
 from ragdiff.app.model import MissedGold, RankedRow, ReviewModel
 from ragdiff.app.text import clean, fit
 from ragdiff.app.widgets.line_list import LineList
+from ragdiff.core import vocab
 
 
 @dataclass(frozen=True)
@@ -22,19 +23,20 @@ class Item:
     text: str = ""
 
 
+_CELL_CLASS = {vocab.GOLD: "rank--gold", vocab.EVIDENCE: "rank--evidence", vocab.NOT_RELEVANT: "rank--notrel",
+               vocab.DRAFTED: "rank--unjudged", vocab.UNJUDGED: "rank--unjudged"}
+
+
 def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> tuple[str, str]:
-    """(three-cell mark, component class) for a chunk's label: ★3 gold, ◆ evidence, · not relevant, ? unjudged."""
+    """(three-cell mark, component class) for a chunk's label, glyphs from ragdiff.core.vocab:
+    ★3 gold, ◆ evidence, · not relevant, ? unjudged."""
     if level is None or (grade is not None and grade < 0):
-        return "?  ", "rank--unjudged"
-    if level == "gold":
-        return (f"★{grade}" if grade is not None and 0 <= grade <= 9 else "★ ").ljust(3), (
-            "rank--gold" if relevant else "rank--gold-low")
-    if level == "evidence":
-        return "◆  ", "rank--evidence"
-    return "·  ", "rank--notrel"
-
-
-LABEL_WORDS = {"gold": "gold", "evidence": "evidence", "not_relevant": "not relevant", None: "unjudged"}
+        level = vocab.UNJUDGED
+    mark = vocab.glyph(level, grade if level == vocab.GOLD else None)
+    css = _CELL_CLASS[level]
+    if level == vocab.GOLD and not relevant:
+        css = "rank--gold-low"
+    return mark.ljust(3), css
 
 
 class RankedList(LineList):

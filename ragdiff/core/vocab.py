@@ -1,0 +1,75 @@
+"""The one vocabulary of judgments: each kind, the word people read and the glyph the lists draw.
+
+Every consumer (the label writer, the gold loader, the review screen and its legend, the CLI) reads words
+and glyphs from here, so "not relevant" is spelled in one place and `·` means the same thing everywhere.
+
+A kind is also the name of its section in the ragdiff label file (`gold:`, `evidence:`, `not_relevant:`,
+`drafted:`) and the `level` column of `Gold.judgments`; `unjudged` is the absence of any judgment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GOLD = "gold"
+EVIDENCE = "evidence"
+NOT_RELEVANT = "not_relevant"
+DRAFTED = "drafted"
+UNJUDGED = "unjudged"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # the key in a label file and the `level` in Gold.judgments
+    word: str  # what a person reads: "not relevant"
+    glyph: str  # the mark in a ranked list (gold adds its grade: ★3)
+    judged: bool  # a person's judgment (drafted is a model's proposal; unjudged is none at all)
+    graded: bool  # its grade is shown (gold ★3, drafted ☆2)
+    meaning: str  # one line for the legend
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind(GOLD, "gold", "★", True, True, "gold: answers the query (★n: with grade n)"),
+    Kind(EVIDENCE, "evidence", "◆", True, False, "evidence: supports a step of the answer"),
+    Kind(NOT_RELEVANT, "not relevant", "·", True, False, "judged not relevant (grade 0)"),
+    Kind(DRAFTED, "drafted", "☆", False, True, "drafted by a model, not yet read by a person (☆n: grade n)"),
+    Kind(UNJUDGED, "unjudged", "?", False, False, "unjudged: nobody has labelled it (counts as not relevant)"),
+)}
+
+# the sections a label file can hold, in the order ragdiff writes new ones
+SECTIONS = (GOLD, EVIDENCE, NOT_RELEVANT, DRAFTED)
+# the kinds a person's mark can set (plus UNJUDGED, which removes a judgment)
+MARKABLE = (GOLD, EVIDENCE, NOT_RELEVANT)
+# the label levels a gold set can be scored at (`--level`)
+SCORING_LEVELS = (GOLD, EVIDENCE)
+
+
+def kind_of(level: str | None) -> Kind:
+    """The kind for a `level` value; None (or the writer's old "none") is unjudged."""
+    if level is None or level == "none":
+        return KINDS[UNJUDGED]
+    return KINDS[level]
+
+
+def word(level: str | None, grade: int | None = None) -> str:
+    """"gold ★3", "gold", "evidence", "not relevant", "drafted ☆2", "unjudged"."""
+    kind = kind_of(level)
+    if kind.graded and grade is not None:
+        return f"{kind.word} {kind.glyph}{grade}"
+    return kind.word
+
+
+def glyph(level: str | None, grade: int | None = None) -> str:
+    """The list mark: ★3 (a one-digit grade), ★ (any other), ◆, ·, ☆2, ?; a negative grade is unjudged
+    (trec_eval's convention for qrels)."""
+    if grade is not None and grade < 0:
+        return KINDS[UNJUDGED].glyph
+    kind = kind_of(level)
+    if kind.graded and grade is not None and 0 <= grade <= 9:
+        return f"{kind.glyph}{grade}"
+    return kind.glyph
+
+
+def legend() -> list[tuple[str, str]]:
+    """(glyph, meaning) for every kind, in order: the `?` screen and the README list these."""
+    return [(k.glyph + ("n" if k.graded else ""), k.meaning) for k in KINDS.values()]
