@@ -1,8 +1,10 @@
-"""`ragdiff diff RUN_A RUN_B --gold GOLD`: is B better than A, and is the difference more than noise?
+"""`ragdiff diff BASE RUN [RUN ...] --gold GOLD`: is B better than A, and is the difference more than noise?
 
 A short report a team can paste into a pull request: each metric's change with a paired sign-flip test and a
 bootstrap interval, in words; the queries that flipped at k; which k (the reranker's opportunity); how far the
-lists moved. `--fail-on-regression` makes it a CI gate (exit 1).
+lists moved. `--fail-on-regression` makes it a CI gate (exit 1). Several runs are each compared with the
+baseline in one table, p-values Holm-adjusted across runs × metrics. Every output (text, `--json`,
+`--markdown`) renders one document, `ragdiff.core.report`.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from rich.text import Text
 
 from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, metric_list, positive_int,
                                 settings_from, stdout_console, warn, whole_number)
-from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, compare, diff_document, diff_metrics, fmt_delta,
-                               fmt_p, fmt_value, worth_text)
+from ragdiff.core import report
+from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, Diff, compare, diff_metrics, fmt_delta, fmt_value
 from ragdiff.core.metrics import evaluate
 from ragdiff.core.visible import visible
 from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED
@@ -39,10 +41,15 @@ def add_parser(subparsers) -> None:
         description="Compare run B against run A on the same gold set: per-metric change with a paired "
                     "sign-flip test and a bootstrap 95% interval, the queries that flipped at k, and the "
                     "reranker's opportunity between k and depth.")
-    parser.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline")
-    parser.add_argument("run_b", type=Path, metavar="RUN_B", help="the change")
+    parser.add_argument("base", type=Path, metavar="BASE", help="the baseline (run A)")
+    parser.add_argument("runs", type=Path, nargs="+", metavar="RUN",
+                        help="the change (run B); several runs are each compared with the baseline in one table, "
+                             "p-values Holm-adjusted across runs × metrics")
     add_input_options(parser)
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    output.add_argument("--markdown", action="store_true",
+                        help="print GitHub-flavoured Markdown for a pull-request comment")
     parser.add_argument("--metrics", type=metric_list,
                         help="comma-separated metrics to test (default: recall, recall_frac, precision and ndcg at k, "
                              "mrr, judged@k, recall at depth)")
@@ -58,27 +65,44 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    gold, runs = load_inputs(args, [args.run_a, args.run_b])
+def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict]:
+    """Load, evaluate and compare every run with the baseline; the document every output renders."""
+    gold, runs = load_inputs(args, [args.base, *args.runs])
     settings = settings_from(args)
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
-    ev_a, ev_b = (evaluate(r, gold, settings, metrics) for r in runs)
+    evals = [evaluate(r, gold, settings, metrics) for r in runs]
     warning = corpus_warning(gold, args.corpus)
     if warning:
         warn(warning)
-    diff = compare(ev_a, ev_b, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
-    failures = diff.failures() if args.fail_on_regression else []
+    diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
+             for ev in evals[1:]]
+    doc = report.document(diffs, str(args.base), [str(p) for p in args.runs], str(args.gold))
+    return diffs, doc
+
+
+def gate(diffs: list[Diff]) -> list[str]:
+    """Why `--fail-on-regression` fails, over every run (each reason names its run when there are several)."""
+    if len(diffs) == 1:
+        return diffs[0].failures()
+    return [f"{d.b_name}: {reason}" for d in diffs for reason in d.failures()]
+
+
+def run(args: argparse.Namespace) -> int:
+    diffs, doc = compare_all(args)
+    failures = gate(diffs) if args.fail_on_regression else []
     if args.json:
-        doc = diff_document(diff, str(args.run_a), str(args.run_b), str(args.gold))
         if args.fail_on_regression:
             doc["fail_on_regression"] = {"failed": bool(failures), "reasons": failures}
         print(json.dumps(doc, ensure_ascii=False, indent=2))
+    elif args.markdown:
+        print(report.markdown(doc, failures), end="")
     else:
-        print_report(diff, str(args.gold), args.show)
+        print_report(doc, args.show)
     if args.fail_on_regression:
+        by_hand = any(d.by_hand for d in diffs)
         if failures:
-            console = stdout_console() if not args.json else None
-            if console is not None:
+            if not (args.json or args.markdown):
+                console = stdout_console()
                 _say(console, Text("FAIL (--fail-on-regression):", style="bold red"))
                 for reason in failures:
                     _say(console, Text(f"  - {visible(reason)}"))
@@ -88,11 +112,14 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if not args.json:
             note = "PASS (--fail-on-regression): no regression-marked query misses at k in B"
-            if diff.by_hand:
+            if by_hand:
                 note += f"; under {MIN_QUERIES_FOR_VERDICT} queries, metric drops are not tested"
             else:
                 note += f", no metric drops with p < {args.alpha:g}"
-            stdout_console().print(Text(note))
+            if args.markdown:
+                print(f"\n**{note}**")
+            else:
+                stdout_console().print(Text(note))
     return 0
 
 
@@ -101,114 +128,153 @@ def _say(console, text: Text) -> None:
     console.print(text, soft_wrap=True)
 
 
-def _flip_line(f: Flip, a_name: str, b_name: str) -> Text:
-    mark = "✓→✗" if f.direction == "hit_to_miss" else ("✗→✓" if f.direction == "miss_to_hit" else "✗")
-    style = "red" if f.direction != "miss_to_hit" else "green"
+def _flip_line(f: dict) -> Text:
+    direction = f["direction"]
+    style = "red" if direction != "miss_to_hit" else "green"
     line = Text("  ")
-    line.append(mark, style=style)
+    line.append(report.FLIP_MARKS.get(direction, "✗"), style=style)
     line.append(" ")
-    line.append(visible(f.query_id), style="bold")
-    if f.text and f.text != f.query_id:
+    line.append(visible(f["query_id"]), style="bold")
+    if f["text"] and f["text"] != f["query_id"]:
         line.append("  ")
-        line.append(visible(f.text))
-    a = f"#{f.a_rank}" if f.a_rank is not None else "—"
-    b = f"#{f.b_rank}" if f.b_rank is not None else "—"
-    line.append(f"  (first gold: A {a}, B {b})", style="dim")
+        line.append(visible(f["text"]))
+    line.append(f"  (first gold: A {report.first_gold(f['a_rank'])}, B {report.first_gold(f['b_rank'])})",
+                style="dim")
     return line
 
 
-def _list(console, flips: list[Flip], limit: int | None, d: Diff) -> None:
+def _list(console, flips: list[dict], limit: int | None) -> None:
     shown = flips if limit is None else flips[:limit]
     for f in shown:
-        _say(console, _flip_line(f, d.a_name, d.b_name))
+        _say(console, _flip_line(f))
     if len(flips) > len(shown):
         _say(console, Text(f"  … and {len(flips) - len(shown)} more (--show N, or --json)", style="dim"))
 
 
-def print_report(d: Diff, gold_path: str, show: int) -> None:
-    console = stdout_console()
-    s = d.settings
-    head = Text()
-    head.append("ragdiff diff  ", style="bold")
-    head.append("A ")
-    head.append(visible(d.a_name), style="bold")
-    head.append("  vs  B ")
-    head.append(visible(d.b_name), style="bold")
-    _say(console, head)
-    info = f"{gold_path}: {d.n} queries scored"
-    if d.unanswerable:
-        info += f" ({len(d.unanswerable)} unanswerable, left out)"
-    info += f" · k={s.k} depth={s.depth}"
-    if s.threshold != 1:
-        info += f" threshold={s.threshold}"
-    if s.level != "gold":
-        info += f" level={s.level}"
-    if s.gain != "linear":
-        info += " · nDCG gain 2^grade-1"
-    _say(console, Text(info))
-
+def _metrics_table(c: dict) -> Table:
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    p_head = "p (Holm)" if c.get("p_adjustment") else "p"
     for col, justify in (("metric", "left"), ("A", "right"), ("B", "right"), ("Δ", "right"),
-                         ("in queries", "right"), ("p", "right"), ("95% CI of Δ", "right")):
+                         ("in queries", "right"), (p_head, "right"), ("95% CI of Δ", "right")):
         table.add_column(col, justify=justify)
-    for m in d.metrics:
-        style = {"gain": "green", "drop": "red"}.get(m.verdict)
-        table.add_row(m.name, fmt_value(m.a), fmt_value(m.b), Text(fmt_delta(m.delta), style=style or ""),
-                      worth_text(m).replace(" queries' worth", "").replace(" queries", ""), fmt_p(m.p_value),
-                      f"[{fmt_delta(m.ci95[0])}, {fmt_delta(m.ci95[1])}]")
-    console.print()
-    console.print(table)
-    console.print()
+    for name, m in c["metrics"].items():
+        style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+        table.add_row(name, fmt_value(m["a"]), fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style),
+                      report.cell_worth(m), report.cell_p(m), report.cell_ci(m))
+    return table
 
-    if d.by_hand:
-        _say(console, Text(f"Only {d.n} scored queries (under {MIN_QUERIES_FOR_VERDICT}): no verdict — read these "
-                           f"by hand.", style="bold yellow"))
-        for m in d.metrics:
-            _say(console, Text(f"  {m.summary}"))
-    else:
-        _say(console, Text("Verdict", style="bold"))
-        for m in d.metrics:
-            style = {"gain": "green", "drop": "red"}.get(m.verdict, "")
-            _say(console, Text(f"  {m.sentence}", style=style))
-        method = "exact over all sign flips" if all(m.method == "exact" for m in d.metrics) else \
-            f"{d.flips} random sign flips, seed {d.seed}"
-        _say(console, Text(f"  (paired sign-flip test, two-sided, {method}; α = {d.alpha:g})", style="dim"))
-    console.print()
 
-    limit = None if d.by_hand else show
-    title = Text(f"Flips at k={s.k}: ", style="bold")
-    title.append(f"{len(d.hit_to_miss)} hit→miss, {len(d.miss_to_hit)} miss→hit")
+def _many_table(cs: list[dict]) -> Table:
+    """A row per metric: the baseline, then each run's value, Δ and Holm-adjusted p."""
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("metric")
+    table.add_column(Text(visible(cs[0]["a"]["name"])), justify="right")
+    for c in cs:
+        name = visible(c["b"]["name"])
+        table.add_column(Text(name), justify="right")
+        table.add_column(Text("Δ"), justify="right")
+        table.add_column(Text("p (Holm)"), justify="right")
+    for name, base in cs[0]["metrics"].items():
+        row = [name, fmt_value(base["a"])]
+        for c in cs:
+            m = c["metrics"][name]
+            style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+            row += [fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style), report.cell_p(m)]
+        table.add_row(*row)
+    return table
+
+
+def _verdicts(console, c: dict) -> None:
+    if c["by_hand"]:
+        _say(console, Text(report.by_hand_note(c), style="bold yellow"))
+        for m in c["metrics"].values():
+            _say(console, Text(f"  {m['summary']}"))
+        return
+    _say(console, Text("Verdict", style="bold"))
+    for m in c["metrics"].values():
+        style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+        _say(console, Text(f"  {m['sentence']}", style=style))
+
+
+def _details(console, c: dict, show: int) -> None:
+    s = c["settings"]
+    n = c["queries"]["scored"]
+    limit = None if c["by_hand"] else show
+    flipped = c["flipped_queries"]
+    title = Text(f"Flips at k={s['k']}: ", style="bold")
+    title.append(f"{len(c['flips']['hit_to_miss'])} hit→miss, {len(c['flips']['miss_to_hit'])} miss→hit")
     _say(console, title)
-    if not d.hit_to_miss and not d.miss_to_hit:
+    if not flipped:
         _say(console, Text("  no query flipped"))
-    _list(console, d.hit_to_miss, limit, d)
-    _list(console, d.miss_to_hit, limit, d)
+    _list(console, [f for f in flipped if f["direction"] == "hit_to_miss"], limit)
+    _list(console, [f for f in flipped if f["direction"] == "miss_to_hit"], limit)
 
-    if d.opportunity:
+    opportunity = c["reranker_opportunity"]
+    if opportunity:
         console.print()
-        _say(console, Text(f"Which k (recall@{s.k} → recall@{s.depth}; gold in the top {s.depth} but not the "
-                           f"top {s.k} is the reranker's opportunity)", style="bold"))
+        _say(console, Text(f"Which k (recall@{s['k']} → recall@{s['depth']}; gold in the top {s['depth']} but not "
+                           f"the top {s['k']} is the reranker's opportunity)", style="bold"))
         for side in ("a", "b"):
-            o = d.opportunity.get(side)
+            o = opportunity.get(side)
             if o is None:
                 continue
             line = Text(f"  {side.upper()} ")
-            line.append(visible(o.run))
-            line.append(f": {fmt_value(o.recall_k)} → {fmt_value(o.recall_depth)}, {o.count} of {d.n} queries")
-            if o.queries:
-                line.append(": " + ", ".join(map(visible, o.queries[:show])) + (" …" if len(o.queries) > show else ""), style="dim")
+            line.append(visible(o["run"]))
+            at_k, at_depth = o[f"recall@{s['k']}"], o[f"recall@{s['depth']}"]
+            line.append(f": {fmt_value(at_k)} → {fmt_value(at_depth)}, {o['count']} of {n} queries")
+            if o["queries"]:
+                line.append(": " + ", ".join(map(visible, o["queries"][:show]))
+                            + (" …" if len(o["queries"]) > show else ""), style="dim")
             _say(console, line)
 
-    if d.overlap is not None:
+    ov = c["overlap"]
+    if ov is not None:
         console.print()
-        ov = d.overlap
-        _say(console, Text(f"Lists moved: mean Jaccard of the top {ov.k} {ov.mean_jaccard:.2f}, "
-                           f"RBO (p={ov.p:g}, top {ov.depth}) {ov.mean_rbo:.2f}  (1 = identical, 0 = disjoint)"))
+        _say(console, Text(f"Lists moved: mean Jaccard of the top {ov['k']} {ov['mean_jaccard']:.2f}, "
+                           f"RBO (p={ov['rbo_p']:g}, top {ov['depth']}) {ov['mean_rbo']:.2f}  "
+                           "(1 = identical, 0 = disjoint)"))
+    if c["judged_warning"]:
+        console.print()
+        _say(console, Text("warning: " + visible(c["judged_warning"]), style="yellow"))
+    if c["regressions"]:
+        console.print()
+        _say(console, Text(f"Regression queries that miss at k={s['k']} in B: {len(c['regressions'])}",
+                           style="bold red"))
+        _list(console, c["regressions"], None)
 
-    if d.judged_warning:
+
+def print_report(doc: dict, show: int) -> None:
+    """The terminal report, rendered from the diff document."""
+    console = stdout_console()
+    cs = report.comparisons(doc)
+    first = cs[0]
+    head = Text()
+    head.append("ragdiff diff  ", style="bold")
+    if len(cs) == 1:
+        head.append("A ")
+        head.append(visible(first["a"]["name"]), style="bold")
+        head.append("  vs  B ")
+        head.append(visible(first["b"]["name"]), style="bold")
+    else:
+        head.append("baseline ")
+        head.append(visible(first["a"]["name"]), style="bold")
+        head.append("  vs  " + ", ".join(visible(c["b"]["name"]) for c in cs))
+    _say(console, head)
+    _say(console, Text(report.scope_line(first, visible(doc["gold"]) if doc.get("gold") else None)))
+    console.print()
+    console.print(_metrics_table(first) if len(cs) == 1 else _many_table(cs))
+    console.print()
+    if len(cs) > 1:
+        _say(console, Text(report.adjustment_note(doc)))
+        _say(console, Text(f"({report.method_note(first)})", style="dim"))
         console.print()
-        _say(console, Text("warning: " + visible(d.judged_warning), style="yellow"))
-    if d.regressions:
+    for c in cs:
+        if len(cs) > 1:
+            _say(console, Text(f"── {visible(c['b']['name'])} vs baseline {visible(c['a']['name'])} ──", style="bold"))
+        _verdicts(console, c)
+        if not c["by_hand"] and len(cs) == 1:
+            _say(console, Text(f"  ({report.method_note(c)})", style="dim"))
         console.print()
-        _say(console, Text(f"Regression queries that miss at k={s.k} in B: {len(d.regressions)}", style="bold red"))
-        _list(console, d.regressions, None, d)
+        _details(console, c, show)
+        if c is not cs[-1]:
+            console.print()

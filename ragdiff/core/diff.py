@@ -71,6 +71,15 @@ class MetricDiff:
     sentence: str  # one line a team can act on: summary + verdict
     per_query: pl.DataFrame  # query_id, a, b, delta (gold order)
     summary: str = ""  # the numbers alone: 'recall@5 +0.040 = +2 of 50 queries, p = 0.62'
+    # set when several runs share one baseline: p corrected for every test in the table (Holm), and the
+    # verdict and sentence then read it
+    p_adjusted: float | None = None
+    adjustment: str | None = None  # "Holm"
+
+    @property
+    def p_decisive(self) -> float:
+        """The p-value the verdict reads: the adjusted one when there is one."""
+        return self.p_value if self.p_adjusted is None else self.p_adjusted
 
     @property
     def name(self) -> str:
@@ -357,20 +366,25 @@ def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, pairs: pl.DataFra
     delta = b - a
     n = test.n
     worth = float(pairs.get_column("delta").sum()) if n else 0.0
-    if n == 0:
-        verdict = "n/a"
-    elif by_hand:
-        verdict = "by hand"
-    elif pairs.get_column("delta").abs().max() == 0:
-        verdict = "same"
-    elif test.p_value < alpha:
-        verdict = "gain" if test.mean > 0 else "drop"
-    else:
-        verdict = "noise"
     md = MetricDiff(metric=metric, a=a, b=b, delta=delta, n=n, queries_worth=worth, p_value=test.p_value,
-                    ci95=test.ci95, method=test.method, verdict=verdict, sentence="", per_query=pairs)
-    md.summary, md.sentence = _sentence(md)
+                    ci95=test.ci95, method=test.method, verdict="", sentence="", per_query=pairs)
+    decide(md, alpha, by_hand)
     return md
+
+
+def decide(md: MetricDiff, alpha: float, by_hand: bool) -> None:
+    """Set the verdict and the sentences from the numbers (again after a p-value adjustment)."""
+    if md.n == 0:
+        md.verdict = "n/a"
+    elif by_hand:
+        md.verdict = "by hand"
+    elif md.per_query.get_column("delta").abs().max() == 0:
+        md.verdict = "same"
+    elif md.p_decisive < alpha:
+        md.verdict = "gain" if md.per_query.get_column("delta").mean() > 0 else "drop"
+    else:
+        md.verdict = "noise"
+    md.summary, md.sentence = _sentence(md)
 
 
 def _sentence(m: MetricDiff) -> tuple[str, str]:
@@ -382,8 +396,10 @@ def _sentence(m: MetricDiff) -> tuple[str, str]:
 def _summary(m: MetricDiff) -> str:
     if m.n == 0:
         return f"{m.name}: no query to compare"
-    p = _fmt_p(m.p_value)
+    p = _fmt_p(m.p_decisive)
     p = f"p {p}" if p.startswith("<") else f"p = {p}"
+    if m.p_adjusted is not None:
+        p += f" ({m.adjustment}-adjusted; raw {_fmt_p(m.p_value)})"
     if m.metric.family == "judged":
         return f"{m.name} A {_pct(m.a)} B {_pct(m.b)} ({_signed(m.delta * 100, 0)} points), {p}"
     if _is_count_metric(m.metric):
@@ -549,54 +565,3 @@ def _overlap(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str],
                              schema={"query_id": pl.String, "jaccard": pl.Float64, "rbo": pl.Float64})
     return Overlap(k=k, depth=depth, p=RBO_P, per_query=per_query, mean_jaccard=float(jac.mean()),
                    mean_rbo=float(rb.mean()))
-
-
-# --------------------------------------------------------------------------------------------------------------
-# the JSON document of `ragdiff diff --json`
-
-
-def _num(value):
-    if value is None:
-        return None
-    value = float(value)
-    return None if value != value else round(value, 10)
-
-
-def _flip_entry(f: Flip) -> dict:
-    return {"query_id": f.query_id, "text": f.text, "a_rank": f.a_rank, "b_rank": f.b_rank}
-
-
-def diff_document(d: Diff, a_path: str | None = None, b_path: str | None = None, gold_path: str | None = None) -> dict:
-    s = d.settings
-    doc = {
-        "a": {"name": d.a_name, "path": a_path},
-        "b": {"name": d.b_name, "path": b_path},
-        "gold": gold_path,
-        "settings": {"k": s.k, "depth": s.depth, "threshold": s.threshold, "level": s.level, "gain": s.gain,
-                     "flips": d.flips, "seed": d.seed, "alpha": d.alpha},
-        "queries": {"scored": len(d.scored), "unanswerable": d.unanswerable},
-        "by_hand": d.by_hand,
-        "metrics": {
-            m.name: {"a": _num(m.a), "b": _num(m.b), "delta": _num(m.delta), "p_value": _num(m.p_value),
-                     "ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n,
-                     "queries_worth": _num(m.queries_worth), "test": m.method, "verdict": m.verdict,
-                     "sentence": m.sentence}
-            for m in d.metrics
-        },
-        "flips": {"k": s.k, "hit_to_miss": [f.query_id for f in d.hit_to_miss],
-                  "miss_to_hit": [f.query_id for f in d.miss_to_hit]},
-        "flipped_queries": [_flip_entry(f) for f in d.hit_to_miss + d.miss_to_hit],
-        "reranker_opportunity": {
-            side: {"run": o.run, f"recall@{o.k}": _num(o.recall_k), f"recall@{o.depth}": _num(o.recall_depth),
-                   "count": o.count, "queries": o.queries}
-            for side, o in d.opportunity.items()
-        },
-        "overlap": None if d.overlap is None else {
-            "k": d.overlap.k, "depth": d.overlap.depth, "rbo_p": d.overlap.p,
-            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo": _num(d.overlap.mean_rbo),
-            "per_query": {q: {"jaccard": _num(j), "rbo": _num(r)} for q, j, r in d.overlap.per_query.iter_rows()},
-        },
-        "judged_warning": d.judged_warning,
-        "regressions": [_flip_entry(f) for f in d.regressions],
-    }
-    return doc

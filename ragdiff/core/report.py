@@ -1,0 +1,353 @@
+"""The diff document: what `ragdiff diff` found, as one JSON-able dict that every output reads.
+
+`--json` prints it; the terminal report, `--markdown` (a pull-request comment) and `ragdiff report` (one HTML
+page) render it, so the flips, verdicts and numbers are the same everywhere by construction.
+
+- Two runs: DESIGN's shape — `a`, `b`, per metric `{"a", "b", "delta", "p_value", "ci95", …}`, `flips`, ….
+- Several runs against one baseline (`diff BASE RUN [RUN ...]`): `{"baseline", "runs": [one comparison per run,
+  each shaped like the two-run document], "p_adjustment"}`; every p-value is Holm-adjusted across
+  runs × metrics, each metric carries `p_adjusted` beside the raw `p_value`, and the verdicts read the
+  adjusted one.
+
+`comparisons(doc)` gives either shape as a list of two-run documents, which is what the renderers loop over.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, VERDICT_WORDS, Diff, Flip, decide, fmt_delta, fmt_p,
+                               fmt_value, worth_text)
+
+HOLM = "Holm"
+SHORT_LIST = 5  # flips and opportunity lists longer than this collapse in <details> in Markdown
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Holm's step-down correction
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm-adjusted p-values, in the order given: sort ascending, multiply the i-th smallest (0-based) by
+    m − i, carry the running maximum, cap at 1. NaN (nothing tested) stays NaN and is not counted in m."""
+    tested = [(p, i) for i, p in enumerate(p_values) if p == p]
+    m = len(tested)
+    out = [math.nan] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(sorted(tested)):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def adjust(diffs: list[Diff]) -> int:
+    """Holm across every run × metric of these comparisons with one baseline: each metric's p_adjusted is set
+    and its verdict and sentence re-decided on it. Returns the number of tests in the family."""
+    cells = [(d, m) for d in diffs for m in d.metrics]
+    adjusted = holm([m.p_value for _, m in cells])
+    for (d, m), p in zip(cells, adjusted):
+        m.p_adjusted = p if p == p else None
+        m.adjustment = HOLM if p == p else None
+        decide(m, d.alpha, d.by_hand)
+    return sum(1 for p in adjusted if p == p)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the document
+
+
+def _num(value):
+    if value is None:
+        return None
+    value = float(value)
+    return None if value != value else round(value, 10)
+
+
+def _flip_entry(f: Flip) -> dict:
+    return {"query_id": f.query_id, "text": f.text, "direction": f.direction, "a_rank": f.a_rank,
+            "b_rank": f.b_rank}
+
+
+def _settings(d: Diff) -> dict:
+    s = d.settings
+    return {"k": s.k, "depth": s.depth, "threshold": s.threshold, "level": s.level, "gain": s.gain,
+            "flips": d.flips, "seed": d.seed, "alpha": d.alpha}
+
+
+def _comparison(d: Diff) -> dict:
+    """Everything about one run against the baseline (the part a multi-run document repeats per run)."""
+    s = d.settings
+    metrics = {}
+    for m in d.metrics:
+        entry = {"a": _num(m.a), "b": _num(m.b), "delta": _num(m.delta), "p_value": _num(m.p_value)}
+        if m.p_adjusted is not None:
+            entry["p_adjusted"] = _num(m.p_adjusted)
+        entry.update({"ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n, "queries_worth": _num(m.queries_worth),
+                      "worth": worth_text(m), "test": m.method, "verdict": m.verdict,
+                      "verdict_words": VERDICT_WORDS.get(m.verdict, m.verdict), "summary": m.summary,
+                      "sentence": m.sentence})
+        metrics[m.name] = entry
+    return {
+        "queries": {"scored": len(d.scored), "unanswerable": d.unanswerable},
+        "by_hand": d.by_hand,
+        "metrics": metrics,
+        "flips": {"k": s.k, "hit_to_miss": [f.query_id for f in d.hit_to_miss],
+                  "miss_to_hit": [f.query_id for f in d.miss_to_hit]},
+        "flipped_queries": [_flip_entry(f) for f in d.hit_to_miss + d.miss_to_hit],
+        "reranker_opportunity": {
+            side: {"run": o.run, f"recall@{o.k}": _num(o.recall_k), f"recall@{o.depth}": _num(o.recall_depth),
+                   "count": o.count, "queries": o.queries}
+            for side, o in d.opportunity.items()
+        },
+        "overlap": None if d.overlap is None else {
+            "k": d.overlap.k, "depth": d.overlap.depth, "rbo_p": d.overlap.p,
+            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo": _num(d.overlap.mean_rbo),
+            "per_query": {q: {"jaccard": _num(j), "rbo": _num(r)} for q, j, r in d.overlap.per_query.iter_rows()},
+        },
+        "judged_warning": d.judged_warning,
+        "regressions": [_flip_entry(f) for f in d.regressions],
+    }
+
+
+def diff_document(d: Diff, a_path: str | None = None, b_path: str | None = None,
+                  gold_path: str | None = None) -> dict:
+    """The two-run document (`ragdiff diff A B --json`)."""
+    return {"a": {"name": d.a_name, "path": a_path}, "b": {"name": d.b_name, "path": b_path}, "gold": gold_path,
+            "settings": _settings(d), **_comparison(d)}
+
+
+def document(diffs: list[Diff], base_path: str | None = None, run_paths: list[str | None] | None = None,
+             gold_path: str | None = None) -> dict:
+    """One run: the two-run document. Several (one baseline, each diff's A): the multi-run document, with
+    p-values Holm-adjusted across runs × metrics (call it on fresh diffs; it adjusts them)."""
+    run_paths = run_paths or [None] * len(diffs)
+    if len(diffs) == 1:
+        return diff_document(diffs[0], base_path, run_paths[0], gold_path)
+    tests = adjust(diffs)
+    first = diffs[0]
+    return {
+        "baseline": {"name": first.a_name, "path": base_path},
+        "gold": gold_path,
+        "settings": _settings(first),
+        "p_adjustment": {"method": "holm", "across": "runs × metrics", "tests": tests,
+                         "note": f"p (Holm): p-values Holm-adjusted across {len(diffs)} runs × {len(first.metrics)} "
+                                 f"metrics ({tests} tests); the verdicts read them (the raw p is p_value in --json "
+                                 "and in each sentence)"},
+        "runs": [{"b": {"name": d.b_name, "path": p}, **_comparison(d)} for d, p in zip(diffs, run_paths)],
+    }
+
+
+def comparisons(doc: dict) -> list[dict]:
+    """Either document shape as a list of two-run documents (baseline as `a`, the run as `b`)."""
+    if "runs" not in doc:
+        return [doc]
+    common = {"a": doc["baseline"], "gold": doc["gold"], "settings": doc["settings"],
+              "p_adjustment": doc["p_adjustment"]}
+    return [{**common, **run} for run in doc["runs"]]
+
+
+def adjustment_note(doc: dict) -> str | None:
+    adj = doc.get("p_adjustment")
+    return adj["note"] if adj else None
+
+
+def method_note(c: dict) -> str:
+    """How the p-values were computed, in one line."""
+    s = c["settings"]
+    exact = all(m["test"] == "exact" for m in c["metrics"].values())
+    how = "exact over all sign flips" if exact else f"{s['flips']} random sign flips, seed {s['seed']}"
+    return f"paired sign-flip test, two-sided, {how}; bootstrap 95% interval; α = {s['alpha']:g}"
+
+
+def scope_line(c: dict, gold_path: str | None) -> str:
+    """'gold.yaml: 67 queries scored (5 unanswerable, left out) · k=5 depth=50'."""
+    s, q = c["settings"], c["queries"]
+    info = f"{gold_path}: " if gold_path else ""
+    info += f"{q['scored']} queries scored"
+    if q["unanswerable"]:
+        info += f" ({len(q['unanswerable'])} unanswerable, left out)"
+    info += f" · k={s['k']} depth={s['depth']}"
+    if s["threshold"] != 1:
+        info += f" threshold={s['threshold']}"
+    if s["level"] != "gold":
+        info += f" level={s['level']}"
+    if s["gain"] != "linear":
+        info += " · nDCG gain 2^grade-1"
+    return info
+
+
+def by_hand_note(c: dict) -> str:
+    return (f"Only {c['queries']['scored']} scored queries (under {MIN_QUERIES_FOR_VERDICT}): no verdict — read "
+            "these by hand.")
+
+
+def cell_p(m: dict) -> str:
+    return fmt_p(m.get("p_adjusted", m["p_value"]))
+
+
+def cell_ci(m: dict) -> str:
+    lo, hi = m["ci95"]
+    return f"[{fmt_delta(lo)}, {fmt_delta(hi)}]"
+
+
+def cell_worth(m: dict) -> str:
+    return m["worth"].replace(" queries' worth", "").replace(" queries", "")
+
+
+def first_gold(rank: int | None) -> str:
+    return "—" if rank is None else f"#{rank}"
+
+
+FLIP_HEADINGS = {"hit_to_miss": "hit→miss", "miss_to_hit": "miss→hit"}
+FLIP_MARKS = {"hit_to_miss": "✓→✗", "miss_to_hit": "✗→✓", "regression": "✗"}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Markdown (a pull-request comment)
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|~#!"})
+
+
+def md_text(value) -> str:
+    """Text from a file, shown literally in GitHub-flavoured Markdown (also inside a table cell): control
+    characters made visible, HTML escaped, Markdown punctuation backslash-escaped, one line."""
+    from ragdiff.core.visible import visible
+
+    text = visible(value).translate(_MD_SPECIAL)
+    return html.escape(text, quote=False)
+
+
+def _md_table(header: list[str], align: list[str], rows: list[list[str]]) -> list[str]:
+    rule = {"l": "---", "r": "---:"}
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule[a] for a in align) + " |"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def _md_collapsible(summary: str, body: list[str], count: int) -> list[str]:
+    if count <= SHORT_LIST:
+        return [summary, ""] + body + [""]
+    return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
+
+
+def _md_flips(c: dict, direction: str) -> list[str]:
+    entries = [f for f in c["flipped_queries"] if f["direction"] == direction]
+    if not entries:
+        return []
+    a, b = md_text(c["a"]["name"]), md_text(c["b"]["name"])
+    rows = [[md_text(f["query_id"]), md_text(f["text"]) if f["text"] and f["text"] != f["query_id"] else "",
+             first_gold(f["a_rank"]), first_gold(f["b_rank"])] for f in entries]
+    table = _md_table(["query", "text", f"first gold in A {a}", f"first gold in B {b}"], ["l", "l", "r", "r"], rows)
+    summary = f"{FLIP_MARKS[direction]} {len(entries)} {FLIP_HEADINGS[direction]}"
+    if len(entries) <= SHORT_LIST:
+        summary = f"**{summary}**"
+    return _md_collapsible(summary, table, len(entries))
+
+
+def _md_metrics_two(c: dict) -> list[str]:
+    a, b = md_text(c["a"]["name"]), md_text(c["b"]["name"])
+    p_head = "p (Holm)" if c.get("p_adjustment") else "p"
+    rows = []
+    for name, m in c["metrics"].items():
+        verdict = m["verdict_words"]
+        if m["verdict"] in ("gain", "drop"):
+            verdict = f"**{verdict}**"
+        rows.append([name, fmt_value(m["a"]), fmt_value(m["b"]), fmt_delta(m["delta"]), cell_worth(m), cell_p(m),
+                     cell_ci(m), verdict])
+    return _md_table(["metric", f"A {a}", f"B {b}", "Δ", "in queries", p_head, "95% CI of Δ", "verdict"],
+                     ["l", "r", "r", "r", "r", "r", "r", "l"], rows)
+
+
+def _md_metrics_many(cs: list[dict]) -> list[str]:
+    """One table: a row per metric, the baseline's value, then each run's value, Δ, Holm p and verdict."""
+    header = ["metric", f"baseline {md_text(cs[0]['a']['name'])}"]
+    align = ["l", "r"]
+    for c in cs:
+        name = md_text(c["b"]["name"])
+        header += [name, f"Δ {name}", "p (Holm)", "verdict"]
+        align += ["r", "r", "r", "l"]
+    rows = []
+    for name, base in cs[0]["metrics"].items():
+        row = [name, fmt_value(base["a"])]
+        for c in cs:
+            m = c["metrics"][name]
+            verdict = m["verdict_words"]
+            if m["verdict"] in ("gain", "drop"):
+                verdict = f"**{verdict}**"
+            row += [fmt_value(m["b"]), fmt_delta(m["delta"]), cell_p(m), verdict]
+        rows.append(row)
+    return _md_table(header, align, rows)
+
+
+def _md_opportunity(c: dict) -> list[str]:
+    opp = c["reranker_opportunity"]
+    if not opp:
+        return []
+    s = c["settings"]
+    k, depth, n = s["k"], s["depth"], c["queries"]["scored"]
+    out = [f"**The reranker's opportunity** (gold in the top {depth} but not the top {k}):", ""]
+    for side in ("a", "b"):
+        o = opp.get(side)
+        if o is None:
+            continue
+        line = (f"- {side.upper()} {md_text(o['run'])}: recall@{k} {fmt_value(o[f'recall@{k}'])} → recall@{depth} "
+                f"{fmt_value(o[f'recall@{depth}'])}, **{o['count']} of {n} queries**")
+        if o["queries"] and len(o["queries"]) <= SHORT_LIST:
+            line += ": " + ", ".join(md_text(q) for q in o["queries"])
+        out.append(line)
+    out.append("")
+    for side in ("a", "b"):
+        o = opp.get(side)
+        if o is not None and len(o["queries"]) > SHORT_LIST:
+            out += _md_collapsible(f"{side.upper()} {md_text(o['run'])}: {o['count']} queries",
+                                   [", ".join(md_text(q) for q in o["queries"])], o["count"])
+    return out
+
+
+def _md_comparison_body(c: dict, with_metrics: bool) -> list[str]:
+    out: list[str] = []
+    if with_metrics:
+        out += _md_metrics_two(c) + [""]
+    if c["by_hand"]:
+        out += [f"**{by_hand_note(c)}**", ""]
+    k = c["settings"]["k"]
+    h2m, m2h = len(c["flips"]["hit_to_miss"]), len(c["flips"]["miss_to_hit"])
+    out += [f"**Flips at k={k}:** {h2m} hit→miss, {m2h} miss→hit (where the first gold chunk went)", ""]
+    out += _md_flips(c, "hit_to_miss") + _md_flips(c, "miss_to_hit")
+    out += _md_opportunity(c)
+    if c["judged_warning"]:
+        out += [f"> **Unjudged chunks:** {md_text(c['judged_warning'])}", ""]
+    if c["regressions"]:
+        ids = ", ".join(md_text(f["query_id"]) for f in c["regressions"])
+        out += [f"> **Regression queries that miss at k={k} in B:** {ids}", ""]
+    return out
+
+
+def markdown(doc: dict, failures: list[str] | None = None) -> str:
+    """GitHub-flavoured Markdown for a pull-request comment: the metrics table with Δ, p, CI and the verdict
+    in words, the flips at k, the reranker's opportunity, the unjudged warning. Long lists collapse."""
+    cs = comparisons(doc)
+    first = cs[0]
+    gold = md_text(doc["gold"]) if doc.get("gold") else None
+    out: list[str] = []
+    if len(cs) == 1:
+        out += [f"### ragdiff: A {md_text(first['a']['name'])} vs B {md_text(first['b']['name'])}", ""]
+    else:
+        runs = ", ".join(md_text(c["b"]["name"]) for c in cs)
+        out += [f"### ragdiff: {runs} against baseline {md_text(first['a']['name'])}", ""]
+    out += [scope_line(first, gold), ""]
+    if len(cs) == 1:
+        out += _md_comparison_body(first, with_metrics=True)
+    else:
+        out += _md_metrics_many(cs) + [""]
+    out += [f"<sub>{method_note(first)}</sub>", ""]
+    if adjustment_note(doc):
+        out += [f"<sub>{adjustment_note(doc)}</sub>", ""]
+    if len(cs) > 1:
+        for c in cs:
+            out += [f"#### {md_text(c['b']['name'])} vs baseline {md_text(c['a']['name'])}", ""]
+            out += _md_comparison_body(c, with_metrics=False)
+    if failures:
+        out += ["**FAIL (--fail-on-regression):**", ""] + [f"- {md_text(r)}" for r in failures] + [""]
+    return "\n".join(out).rstrip() + "\n"
