@@ -5,15 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
-from rich.console import Console
-
-from ragdiff.core.corpus import Corpus
+# polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
+# --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
+from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import GOLD_FORMATS, LEVELS, Gold, file_sha256, load_gold
-from ragdiff.core.metrics import EvalSettings, Metric, parse_metric
-from ragdiff.core.runs import RUN_FORMATS, Run, load_run
+from ragdiff.core.vocab import SCORING_LEVELS
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.gold import Gold
+    from ragdiff.core.metrics import EvalSettings, Metric
+    from ragdiff.core.runs import Run
 
 
 def whole_number(minimum: int):
@@ -35,6 +41,8 @@ positive_int = whole_number(1)
 
 
 def metric_list(text: str) -> list[Metric]:
+    from ragdiff.core.metrics import parse_metric
+
     try:
         return [parse_metric(part) for part in text.split(",") if part.strip()]
     except ValueError as err:
@@ -48,7 +56,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
     parser.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
     parser.add_argument("--threshold", type=int, default=1, help="lowest grade that counts as relevant (default 1)")
-    parser.add_argument("--level", choices=LEVELS, default="gold", help="score against gold or evidence labels")
+    parser.add_argument("--level", choices=SCORING_LEVELS, default="gold", help="score against gold or evidence labels")
     parser.add_argument("--gain", choices=("linear", "exp"), default="linear", help="nDCG gain: grade or 2^grade-1")
     parser.add_argument("--keep-first", action="store_true", help="keep the first of duplicate chunks in a query")
     parser.add_argument("--unanswerable-as-zero", action="store_true",
@@ -57,11 +65,16 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> EvalSettings:
+    from ragdiff.core.metrics import EvalSettings
+
     return EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level, gain=args.gain,
                         unanswerable_as_zero=args.unanswerable_as_zero)
 
 
 def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, list[Run]]:
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.runs import load_run
+
     gold = load_gold(args.gold, args.gold_format)
     runs = [load_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths]
     names = [r.name for r in runs]
@@ -85,6 +98,8 @@ def check_run_matches_gold(run: Run, gold: Gold) -> None:
 
 def check_run_matches_corpus(run: Run, corpus: Corpus) -> str | None:
     """Chunk ids the corpus does not know: none known is an error (another corpus), some is a warning."""
+    import polars as pl
+
     ids = run.frame.get_column("chunk_id").unique()
     index = corpus.index()
     missing = ids.filter(~ids.is_in(pl.Series(list(index.keys()), dtype=pl.String).implode()))
@@ -99,6 +114,8 @@ def check_run_matches_corpus(run: Run, corpus: Corpus) -> str | None:
 
 def corpus_warning(gold: Gold, corpus: Path | None) -> str | None:
     """Plain words when the corpus given is not the snapshot the labels were made against."""
+    from ragdiff.core.gold import file_sha256
+
     if corpus is None or gold.corpus_sha256 is None:
         return None
     if not corpus.is_file():
@@ -111,6 +128,8 @@ def corpus_warning(gold: Gold, corpus: Path | None) -> str | None:
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=False)
 
 

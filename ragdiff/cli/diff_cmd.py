@@ -13,16 +13,20 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, metric_list, positive_int,
                                 settings_from, stdout_console, warn, whole_number)
-from ragdiff.core import report
-from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, Diff, compare, diff_metrics, fmt_delta, fmt_value
-from ragdiff.core.metrics import evaluate
+from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
-from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED
+
+# polars, numpy, rich and the core's diff and report load inside the functions that use them, not for --help
+# (tests/test_startup.py)
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core.diff import Diff
 
 
 def _alpha(text: str) -> float:
@@ -67,6 +71,10 @@ def add_parser(subparsers) -> None:
 
 def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict]:
     """Load, evaluate and compare every run with the baseline; the document every output renders."""
+    from ragdiff.core import report
+    from ragdiff.core.diff import compare, diff_metrics
+    from ragdiff.core.metrics import evaluate
+
     gold, runs = load_inputs(args, [args.base, *args.runs])
     settings = settings_from(args)
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
@@ -88,6 +96,11 @@ def gate(diffs: list[Diff]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
+    from ragdiff.core import report
+    from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
+
     diffs, doc = compare_all(args)
     failures = gate(diffs) if args.fail_on_regression else []
     if args.json:
@@ -129,6 +142,10 @@ def _say(console, text: Text) -> None:
 
 
 def _flip_line(f: dict) -> Text:
+    from rich.text import Text
+
+    from ragdiff.core import report
+
     direction = f["direction"]
     style = "red" if direction != "miss_to_hit" else "green"
     line = Text("  ")
@@ -144,6 +161,8 @@ def _flip_line(f: dict) -> Text:
 
 
 def _list(console, flips: list[dict], limit: int | None) -> None:
+    from rich.text import Text
+
     shown = flips if limit is None else flips[:limit]
     for f in shown:
         _say(console, _flip_line(f))
@@ -152,6 +171,12 @@ def _list(console, flips: list[dict], limit: int | None) -> None:
 
 
 def _metrics_table(c: dict) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core import report
+    from ragdiff.core.diff import fmt_delta, fmt_value
+
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     p_head = "p (Holm)" if c.get("p_adjustment") else "p"
     for col, justify in (("metric", "left"), ("A", "right"), ("B", "right"), ("Δ", "right"),
@@ -166,6 +191,12 @@ def _metrics_table(c: dict) -> Table:
 
 def _many_table(cs: list[dict]) -> Table:
     """A row per metric: the baseline, then each run's value, Δ and Holm-adjusted p."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core import report
+    from ragdiff.core.diff import fmt_delta, fmt_value
+
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("metric")
     table.add_column(Text(visible(cs[0]["a"]["name"])), justify="right")
@@ -185,6 +216,10 @@ def _many_table(cs: list[dict]) -> Table:
 
 
 def _verdicts(console, c: dict) -> None:
+    from rich.text import Text
+
+    from ragdiff.core import report
+
     if c["by_hand"]:
         _say(console, Text(report.by_hand_note(c), style="bold yellow"))
         for m in c["metrics"].values():
@@ -197,6 +232,10 @@ def _verdicts(console, c: dict) -> None:
 
 
 def _details(console, c: dict, show: int) -> None:
+    from rich.text import Text
+
+    from ragdiff.core.diff import fmt_value
+
     s = c["settings"]
     n = c["queries"]["scored"]
     limit = None if c["by_hand"] else show
@@ -245,6 +284,10 @@ def _details(console, c: dict, show: int) -> None:
 
 def print_report(doc: dict, show: int) -> None:
     """The terminal report, rendered from the diff document."""
+    from rich.text import Text
+
+    from ragdiff.core import report
+
     console = stdout_console()
     cs = report.comparisons(doc)
     first = cs[0]

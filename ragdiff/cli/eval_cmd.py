@@ -6,14 +6,13 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, check_run_matches_corpus, corpus_warning, fmt_value, load_inputs, metric_list,
                                 settings_from, stdout_console, warn)
-from ragdiff.core.corpus import Corpus
-from ragdiff.core.metrics import RunEval, default_metrics, evaluate
-from ragdiff.core.visible import visible
+
+if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
+    from ragdiff.core.metrics import RunEval
 
 
 def add_parser(subparsers) -> None:
@@ -30,6 +29,9 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.metrics import default_metrics, evaluate
+
     gold, runs = load_inputs(args, args.runs)
     settings = settings_from(args)
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
@@ -82,6 +84,11 @@ def _json_number(value):
 
 
 def print_tables(evals: list[RunEval], per_query: bool) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core.visible import visible
+
     console = stdout_console()
     first = evals[0]
     s = first.settings

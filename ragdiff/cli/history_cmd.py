@@ -6,14 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
-from rich.text import Text
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import fmt_value, is_tty, stdout_console
-from ragdiff.core.history import History, drops, load_history, sparkline
-from ragdiff.core.visible import visible
+
+if TYPE_CHECKING:  # polars and rich load when the command runs, not for --help
+    from ragdiff.core.history import History
 
 
 def add_parser(subparsers) -> None:
@@ -26,6 +24,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ragdiff.core.history import load_history
+
     history = load_history(args.history)
     if args.json:
         print(json.dumps(history_document(history), ensure_ascii=False, indent=2))
@@ -35,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def history_document(history: History) -> dict:
+    from ragdiff.core.history import drops
+
     dropped = drops(history)
     return {
         "path": str(history.path),
@@ -50,6 +52,13 @@ def _metrics_with_values(history: History) -> list[str]:
 
 
 def print_history(history: History) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core.history import drops, sparkline
+    from ragdiff.core.visible import visible
+
     # a pipe or a file gets the whole table; a terminal gets what fits
     console = stdout_console() if is_tty() else Console(highlight=False, soft_wrap=False, width=400)
     if not history.rows:

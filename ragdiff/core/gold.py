@@ -23,11 +23,11 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
+from ragdiff.core.choices import GOLD_FORMATS
 from ragdiff.core.errors import InputError
 from ragdiff.core.vocab import SCORING_LEVELS
 from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
 
-GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
 LEVELS = SCORING_LEVELS  # --level: gold or evidence
 
 QUERY_SCHEMA = {"query_id": pl.String, "text": pl.String, "regression": pl.Boolean, "position": pl.UInt32}

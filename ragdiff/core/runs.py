@@ -19,10 +19,9 @@ from pathlib import Path
 
 import polars as pl
 
+from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
 from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
-
-RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
 
 _EXTENSIONS = {
     ".trec": "trec",

@@ -1,0 +1,12 @@
+"""What the command line offers before anything heavy loads: the format names each reader accepts and the
+significance tests' defaults (the label levels are in core/vocab.py, which is as light).
+
+This module imports nothing, so `ragdiff --help` and `ragdiff eval --help` can list them without loading
+polars or numpy (bench/RESULTS.md, start-up). The readers and the tests import these names from here.
+"""
+
+RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
+GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
+
+DEFAULT_FLIPS = 10_000  # random sign flips of the paired test, and bootstrap resamples
+DEFAULT_SEED = 20_250_806
