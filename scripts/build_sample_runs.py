@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "sample_runs"
+OUT = ROOT / "ragdiff" / "sample_runs"  # package data (the root sample_runs is a link to it)
 PYTHON_VERSION = (3, 11)  # the minor version that produced the committed corpus.jsonl
 DEPTH = 50
 RRF_K = 60

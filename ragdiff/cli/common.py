@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 # polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
 # --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
 from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
-from ragdiff.core.errors import InputError
+from ragdiff.core.errors import InputError, UsageError
 from ragdiff.core.vocab import SCORING_LEVELS
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
     parser.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
     parser.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
-    parser.add_argument("--threshold", type=int, default=1, help="lowest grade that counts as relevant (default 1)")
+    parser.add_argument("--threshold", type=positive_int, default=1, help="lowest grade that counts as relevant (default 1)")
     parser.add_argument("--level", choices=SCORING_LEVELS, default="gold", help="score against gold or evidence labels")
     parser.add_argument("--gain", choices=("linear", "exp"), default="linear", help="nDCG gain: grade or 2^grade-1")
     parser.add_argument("--keep-first", action="store_true", help="keep the first of duplicate chunks in a query")
@@ -64,11 +64,27 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", type=Path, help="corpus JSONL (id, text): checked against the gold's snapshot")
 
 
+def check_settings(settings: EvalSettings) -> EvalSettings:
+    """The one settings check every command makes before it reads a file, so `eval`, `diff`, `review`, `demo`
+    (and any new command) refuse the same nonsense with the same words. Returns the settings unchanged."""
+    for name, value in (("-k", settings.k), ("--depth", settings.depth)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"{name} {value!r}: expected a whole number >= 1")
+    if settings.k > settings.depth:
+        raise UsageError(f"-k {settings.k} is above --depth {settings.depth}; expected k <= depth (k is what is "
+                         "pasted into the prompt, depth what the first stage returns)")
+    if isinstance(settings.threshold, bool) or not isinstance(settings.threshold, int) or settings.threshold < 1:
+        raise UsageError(f"--threshold {settings.threshold!r}: expected a whole number >= 1 (the lowest grade "
+                         "that counts as relevant; grade 0 is not relevant)")
+    return settings
+
+
 def settings_from(args: argparse.Namespace) -> EvalSettings:
+    """The command line's settings, checked (check_settings): call it before loading anything."""
     from ragdiff.core.metrics import EvalSettings
 
-    return EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level, gain=args.gain,
-                        unanswerable_as_zero=args.unanswerable_as_zero)
+    return check_settings(EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level,
+                                       gain=args.gain, unanswerable_as_zero=args.unanswerable_as_zero))
 
 
 def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, list[Run]]:

@@ -75,8 +75,8 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict]:
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.metrics import evaluate
 
-    gold, runs = load_inputs(args, [args.base, *args.runs])
     settings = settings_from(args)
+    gold, runs = load_inputs(args, [args.base, *args.runs])
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
     evals = [evaluate(r, gold, settings, metrics) for r in runs]
     warning = corpus_warning(gold, args.corpus)

@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.metrics import default_metrics, evaluate
 
-    gold, runs = load_inputs(args, args.runs)
     settings = settings_from(args)
+    gold, runs = load_inputs(args, args.runs)
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
     evals = [evaluate(r, gold, settings, metrics) for r in runs]
     warnings = [corpus_warning(gold, args.corpus)]

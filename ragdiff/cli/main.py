@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ragdiff import __version__
-from ragdiff.core.errors import InputError
+from ragdiff.core.errors import InputError, UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
+    except UsageError as err:
+        print(f"ragdiff {args.command}: {err}", file=sys.stderr)
+        return 2
     except InputError as err:
         print(f"ragdiff: {err}", file=sys.stderr)
         return 2

@@ -9,9 +9,11 @@ import argparse
 import shutil
 import sys
 import tempfile
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, settings_from
+from ragdiff.cli.common import add_input_options, check_settings, positive_int, settings_from
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
@@ -31,12 +33,13 @@ def add_parser(subparsers) -> None:
 
     demo = subparsers.add_parser(
         "demo", help="review the bundled sample runs (on a private temporary copy)",
-        description="Open the review screen on sample_runs/ (bm25.jsonl vs dense.jsonl). It works on a private "
-                    "temporary copy, so marks never change the repository.",
+        description="Open the review screen on the sample runs that ship inside ragdiff (bm25.jsonl vs "
+                    "dense.jsonl, 72 labelled queries). It works on a private temporary copy, named on the status "
+                    "line and deleted when you quit (unless --keep), so marks never change the installed files.",
     )
-    demo.add_argument("-k", type=int, default=5, help="chunks pasted into the prompt (default 5)")
-    demo.add_argument("--depth", type=int, default=50, help="what the first stage returns (default 50)")
-    demo.add_argument("--keep", action="store_true", help="keep the temporary copy and say where it is")
+    demo.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
+    demo.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary copy (with your marks and their journal) after you quit")
     demo.set_defaults(handler=run_demo)
 
 
@@ -47,43 +50,36 @@ def _check_inputs(paths: list[tuple[str, Path | None]]) -> None:
 
 
 def run_review(args: argparse.Namespace) -> int:
-    _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
     settings = settings_from(args)
-    if settings.k > settings.depth:
-        print(f"ragdiff review: -k {settings.k} is above --depth {settings.depth}; expected k <= depth", file=sys.stderr)
-        return 2
+    _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
     # the corpus the label file names, and whether it is the recorded snapshot, are worked out by the app's
     # loading worker, which reads the gold set anyway
     return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=args.corpus, run_format=args.run_format,
                     gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer)
 
 
-def sample_runs_dir() -> Path:
-    import ragdiff
-
-    return Path(ragdiff.__file__).resolve().parent.parent / "sample_runs"
+def sample_runs_dir() -> Traversable:
+    """The sample runs ship inside the package (package data), so the demo works from an installed wheel."""
+    return resources.files("ragdiff") / "sample_runs"
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from ragdiff.core.metrics import EvalSettings
+
+    settings = check_settings(EvalSettings(k=args.k, depth=args.depth))
     source = sample_runs_dir()
-    missing = [name for name in DEMO_FILES if not (source / name).is_file()]
+    missing = [name for name in DEMO_FILES if not source.joinpath(name).is_file()]
     if missing:
-        print(f"ragdiff demo: the sample runs are not here: {source} lacks {', '.join(missing)} "
-              "(they ship with the source tree, not the wheel); use `ragdiff review RUN_A RUN_B --gold GOLD`",
-              file=sys.stderr)
-        return 2
-    if args.k < 1 or args.depth < args.k:
-        print(f"ragdiff demo: expected 1 <= k <= depth, got k={args.k} depth={args.depth}", file=sys.stderr)
-        return 2
+        raise InputError(str(source), f"the sample runs are not here: it lacks {', '.join(missing)}; expected them "
+                                      "inside the installed package (reinstall ragdiff), or use "
+                                      "`ragdiff review RUN_A RUN_B --gold GOLD`")
     workdir = Path(tempfile.mkdtemp(prefix="ragdiff-demo-"))
     try:
         for name in DEMO_FILES:
-            shutil.copy2(source / name, workdir / name)
-        from ragdiff.core.metrics import EvalSettings
-
-        code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml",
-                        EvalSettings(k=args.k, depth=args.depth), corpus=workdir / "corpus.jsonl",
-                        note="demo: marks go to a temporary copy of sample_runs/")
+            (workdir / name).write_bytes(source.joinpath(name).read_bytes())
+        after = "kept after you quit (--keep)" if args.keep else "deleted when you quit; --keep keeps it"
+        code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml", settings,
+                        corpus=workdir / "corpus.jsonl", note=f"demo: marks go to a copy in {workdir} ({after})")
         if args.keep:
             print(f"ragdiff demo: the copy with your marks is in {workdir}", file=sys.stderr)
         return code

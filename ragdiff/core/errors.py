@@ -27,3 +27,8 @@ class InputError(Exception):
 def line_of_offset(text: str, offset: int) -> int:
     """1-based line number of a character offset."""
     return text.count("\n", 0, offset) + 1
+
+
+class UsageError(Exception):
+    """Options that do not make sense together (no file involved): the CLI prints `ragdiff COMMAND: message`
+    and exits 2."""
