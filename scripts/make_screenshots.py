@@ -1,17 +1,24 @@
-"""Pictures of the real review screen on the real sample runs, for the README.
+"""Pictures of the real review screen and the HTML report on the real sample runs, for the README.
 
-    .venv/bin/python scripts/make_screenshots.py [--out screenshots]
+    .venv/bin/python scripts/make_screenshots.py [--out screenshots] [--only review|report]
 
 Opens `ragdiff review sample_runs/bm25.jsonl sample_runs/dense.jsonl --gold sample_runs/gold.yaml
 --corpus sample_runs/corpus.jsonl` at 140×40 on a temporary copy (nothing in the repository is written but
-the pictures) and saves three SVGs: the main screen, the hit→miss filter, and the help screen.
+the pictures) and saves SVGs of the main screen, the hit→miss filter, the help screen and which k.
+
+Then writes `ragdiff report bm25 dense` to a temporary HTML file and has headless Chromium render it to
+PNGs (desktop width and phone width). Chromium is the Debian package `chromium`; this script installs it
+with apt-get when it is missing (the tests never need it). The browser runs with networking off, so the
+picture also shows that the page needs nothing from the network.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -51,9 +58,53 @@ async def shoot(folder: Path, out: Path, name: str, keys: list[str], title: str)
         print(out / name)
 
 
+REPORT_SHOTS = (("report.png", 1200, 2200), ("report-phone.png", 420, 2400))
+
+
+def chromium() -> str:
+    """The headless browser: Debian's chromium, installed here (never by the tests) when it is missing."""
+    found = shutil.which("chromium")
+    if found:
+        return found
+    print("make_screenshots: installing the Debian package chromium (apt-get) …", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"], check=True)
+    return shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def shoot_report(folder: Path, out: Path) -> None:
+    from ragdiff.cli.main import main as ragdiff_main
+
+    # run from a folder holding sample_runs/ so the page names the files as a reader of the README would
+    root = folder / "report"
+    (root / "sample_runs").mkdir(parents=True)
+    for name in FILES:
+        shutil.copy2(folder / name, root / "sample_runs" / name)
+    page = root / "report.html"
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        code = ragdiff_main(["report", "sample_runs/bm25.jsonl", "sample_runs/dense.jsonl", "--gold",
+                             "sample_runs/gold.yaml", "--corpus", "sample_runs/corpus.jsonl", "-o", "report.html"])
+    finally:
+        os.chdir(here)
+    if code != 0:
+        raise SystemExit(f"make_screenshots: ragdiff report exited {code}")
+    browser = chromium()
+    for name, width, height in REPORT_SHOTS:
+        with tempfile.TemporaryDirectory(prefix="ragdiff-chromium-") as profile:
+            target = out / name
+            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                            "--disable-component-update", "--no-first-run", f"--user-data-dir={profile}",
+                            "--hide-scrollbars", f"--window-size={width},{height}", f"--screenshot={target}",
+                            page.as_uri()], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+            print(target)
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description="SVG screenshots of the review screen on sample_runs/")
+    parser = argparse.ArgumentParser(description="screenshots of the review screen and the HTML report on sample_runs/")
     parser.add_argument("--out", type=Path, default=REPO / "screenshots")
+    parser.add_argument("--only", choices=("review", "report"), help="make only these pictures")
     args = parser.parse_args()
     source = REPO / "sample_runs"
     missing = [name for name in FILES if not (source / name).is_file()]
@@ -65,8 +116,11 @@ def main() -> int:
         folder = Path(tmp)
         for name in FILES:
             shutil.copy2(source / name, folder / name)
-        for name, keys, title in SHOTS:
-            asyncio.run(shoot(folder, args.out, name, keys, title))
+        if args.only in (None, "review"):
+            for name, keys, title in SHOTS:
+                asyncio.run(shoot(folder, args.out, name, keys, title))
+        if args.only in (None, "report"):
+            shoot_report(folder, args.out)
     return 0
 
 

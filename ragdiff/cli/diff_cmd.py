@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from ragdiff.core.diff import Diff
+    from ragdiff.core.gold import Gold
+    from ragdiff.core.metrics import RunEval
 
 
 def _alpha(text: str) -> float:
@@ -39,21 +41,13 @@ def _alpha(text: str) -> float:
     return value
 
 
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "diff", help="compare two runs: paired significance, flips at k, which k",
-        description="Compare run B against run A on the same gold set: per-metric change with a paired "
-                    "sign-flip test and a bootstrap 95% interval, the queries that flipped at k, and the "
-                    "reranker's opportunity between k and depth.")
+def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    """What `diff` and `report` both take: the baseline, the runs, the inputs and the test's settings."""
     parser.add_argument("base", type=Path, metavar="BASE", help="the baseline (run A)")
     parser.add_argument("runs", type=Path, nargs="+", metavar="RUN",
                         help="the change (run B); several runs are each compared with the baseline in one table, "
                              "p-values Holm-adjusted across runs × metrics")
     add_input_options(parser)
-    output = parser.add_mutually_exclusive_group()
-    output.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
-    output.add_argument("--markdown", action="store_true",
-                        help="print GitHub-flavoured Markdown for a pull-request comment")
     parser.add_argument("--metrics", type=metric_list,
                         help="comma-separated metrics to test (default: recall, recall_frac, precision and ndcg at k, "
                              "mrr, judged@k, recall at depth)")
@@ -61,6 +55,20 @@ def add_parser(subparsers) -> None:
                         help=f"random sign flips for the test and bootstrap resamples (default {DEFAULT_FLIPS})")
     parser.add_argument("--seed", type=whole_number(0), default=DEFAULT_SEED, help="seed of the generator (default fixed)")
     parser.add_argument("--alpha", type=_alpha, default=0.05, help="significance level (default 0.05)")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "diff", help="compare runs with a baseline: paired significance, flips at k, which k",
+        description="Compare run B against run A on the same gold set: per-metric change with a paired "
+                    "sign-flip test and a bootstrap 95% interval, the queries that flipped at k, and the "
+                    "reranker's opportunity between k and depth. Several runs: each against the baseline, "
+                    "p-values Holm-adjusted across runs × metrics.")
+    add_comparison_arguments(parser)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    output.add_argument("--markdown", action="store_true",
+                        help="print GitHub-flavoured Markdown for a pull-request comment")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when a query marked `regression: true` misses at k in B, or a metric drops "
                              "with p < alpha")
@@ -69,8 +77,9 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict]:
-    """Load, evaluate and compare every run with the baseline; the document every output renders."""
+def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEval], Gold]:
+    """Load, evaluate and compare every run with the baseline: the diffs, the document every output renders,
+    the evaluations (baseline first) and the gold set."""
     from ragdiff.core import report
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.metrics import evaluate
@@ -85,7 +94,7 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict]:
     diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
              for ev in evals[1:]]
     doc = report.document(diffs, str(args.base), [str(p) for p in args.runs], str(args.gold))
-    return diffs, doc
+    return diffs, doc, evals, gold
 
 
 def gate(diffs: list[Diff]) -> list[str]:
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core import report
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
 
-    diffs, doc = compare_all(args)
+    diffs, doc, _evals, _gold = compare_all(args)
     failures = gate(diffs) if args.fail_on_regression else []
     if args.json:
         if args.fail_on_regression:

@@ -11,7 +11,6 @@ import csv
 import io
 import math
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -119,25 +118,15 @@ def append_runs(path: str | Path, evals: list[RunEval], gold: Gold, corpus: str 
 
 
 def _write_atomic(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
+    from ragdiff.core.textio import write_atomic
+
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", extrasaction="ignore", restval="")
     writer.writeheader()
     writer.writerows(rows)
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(buffer.getvalue().encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, buffer.getvalue().encode("utf-8"))
 
 
 def load_history(path: str | Path) -> History:

@@ -351,3 +351,83 @@ def markdown(doc: dict, failures: list[str] | None = None) -> str:
     if failures:
         out += ["**FAIL (--fail-on-regression):**", ""] + [f"- {md_text(r)}" for r in failures] + [""]
     return "\n".join(out).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# what the HTML page shows beyond the document: the which-k curves and the flipped queries' ranked lists
+
+
+TEXT_LIMIT = 4000  # characters of a chunk's text on the page; the rest is said, not shown
+
+
+def page_data(evals: list, gold, corpus=None) -> dict:
+    """For `ragdiff report`: each run's recall@j curve (j = 1 … depth), and for every query that flipped
+    against the baseline (evals[0]) each run's ranked list there — the top k, then every relevant chunk below
+    k with its rank or as not retrieved — with labels, scores, the rank in the other run, and chunk text."""
+    import polars as pl
+
+    from ragdiff.core.diff import flips as flip_ids
+    from ragdiff.core.metrics import aligned_frame, prepare, recall_curve
+
+    base = evals[0]
+    s = base.settings
+    curves = {ev.run.name: recall_curve(prepare(ev.run, gold, s), s, s.depth) for ev in evals}
+    flipped: list[str] = []
+    for ev in evals[1:]:
+        lost, gained = flip_ids(base, ev, s.k)
+        flipped += lost + gained
+    wanted = pl.Series(list(dict.fromkeys(flipped)), dtype=pl.String)
+    scoring = gold.qrels(s.level).filter(pl.col("query_id").is_in(wanted.implode()))
+    relevant = {(q, c) for q, c, g in scoring.iter_rows() if g is not None and g >= s.threshold}
+    labels: dict[tuple[str, str], tuple[str, int | None]] = {}
+    order = {"gold": 0, "evidence": 1, "not_relevant": 2}
+    judged = gold.judgments.filter(pl.col("query_id").is_in(wanted.implode()))
+    for q, c, grade, level in judged.select("query_id", "chunk_id", "grade", "level").iter_rows():
+        held = labels.get((q, c))
+        if held is None or order.get(level, 9) < order.get(held[0], 9):
+            labels[(q, c)] = (level, grade)
+    ranks: dict[str, dict[str, dict[str, tuple[int, float | None]]]] = {}
+    for ev in evals:
+        frame = aligned_frame(ev.run, gold).filter(pl.col("query_id").is_in(wanted.implode())
+                                                   & (pl.col("rank") <= s.depth))
+        per: dict[str, dict[str, tuple[int, float | None]]] = {}
+        for q, c, rank, score in frame.select("query_id", "chunk_id", "rank", "score").iter_rows():
+            per.setdefault(q, {})[c] = (rank, score)
+        ranks[ev.run.name] = per
+    must: dict[str, list[str]] = {}
+    for q, c in sorted(relevant):
+        must.setdefault(q, []).append(c)
+
+    def rows(run: str, q: str) -> list[dict]:
+        got = ranks[run].get(q, {})
+        shown = sorted(((r, c, sc) for c, (r, sc) in got.items() if r <= s.k))
+        below = sorted(((got[c][0], c, got[c][1]) for c in must.get(q, []) if c in got and got[c][0] > s.k))
+        absent = [(None, c, None) for c in must.get(q, []) if c not in got]
+        out = []
+        for rank, chunk, score in shown + below + absent:
+            level, grade = labels.get((q, chunk), (None, None))
+            out.append({"rank": rank, "chunk_id": chunk, "score": score, "level": level, "grade": grade,
+                        "relevant": (q, chunk) in relevant, "below_k": rank is None or rank > s.k})
+        return out
+
+    lists = {ev.run.name: {q: rows(ev.run.name, q) for q in wanted} for ev in evals}
+    ranks_only = {run: {q: {c: r for c, (r, _) in per.items()} for q, per in by_q.items()}
+                  for run, by_q in ranks.items()}
+    chunks: dict[str, dict] = {}
+    if corpus is not None:
+        for by_q in lists.values():
+            for entries in by_q.values():
+                for e in entries:
+                    cid = e["chunk_id"]
+                    if cid in chunks:
+                        continue
+                    chunk = corpus.get(cid)
+                    if chunk is None:
+                        chunks[cid] = None
+                        continue
+                    text = chunk.text
+                    more = len(text) - TEXT_LIMIT
+                    chunks[cid] = {"title": chunk.title, "text": text[:TEXT_LIMIT] if more > 0 else text,
+                                   "cut": max(0, more)}
+    return {"curves": curves, "lists": lists, "ranks": ranks_only, "chunks": chunks,
+            "corpus": None if corpus is None else str(corpus.path)}

@@ -108,3 +108,24 @@ def text_frame(path: Path, data, schema, orient: str | None = None) -> pl.DataFr
         raise InputError(path, "a lone UTF-16 surrogate escape (such as \\ud800) in an id or text; "
                                "expected valid Unicode") from None
     return pl.DataFrame(data, schema=schema, orient=orient)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a whole file or nothing: a temporary file beside it, fsync, rename over the target."""
+    import os
+    import tempfile
+
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,59 @@
+"""`ragdiff report RUN_A RUN_B [RUN ...] --gold GOLD [--corpus C] -o FILE.html`: one page to share.
+
+The same comparison as `ragdiff diff` (several runs: each against the first, Holm-adjusted), written as one
+self-contained HTML file: the metrics with verdicts, the which-k plot, and every flipped query with both
+ranked lists side by side, labels marked, chunk text a click away.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ragdiff.cli import diff_cmd
+from ragdiff.cli.common import stdout_console
+from ragdiff.core.errors import InputError
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write one self-contained HTML page comparing runs (to share or attach to a PR)",
+        description="Compare run B (and any further runs) with run A, as `ragdiff diff` does, and write one "
+                    "self-contained HTML file: no network, works from file:// offline.")
+    diff_cmd.add_comparison_arguments(parser)
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.html", help="where to write the page")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.html_report import render
+    from ragdiff.core.report import page_data
+
+    if args.output.is_dir():
+        raise InputError(args.output, "is a folder; expected the path of the HTML file to write")
+    _diffs, doc, evals, gold = diff_cmd.compare_all(args)
+    corpus_path = args.corpus
+    if corpus_path is None and gold.corpus_path:
+        named = Path(gold.path).parent / gold.corpus_path  # the corpus the label file names, beside it
+        corpus_path = named if named.is_file() else None
+    corpus = Corpus(corpus_path) if corpus_path is not None else None
+    page = render(doc, page_data(evals, gold, corpus))
+    write_page(args.output, page)
+    flipped = sum(len(r["flipped_queries"]) for r in doc.get("runs", [doc]))
+    stdout_console().print(f"wrote {args.output} ({len(page.encode()) // 1024 + 1} KiB, {flipped} flipped queries"
+                           + ("" if corpus else ", no corpus: chunk text not shown") + ")", highlight=False,
+                           markup=False)
+    return 0
+
+
+def write_page(path: Path, text: str) -> None:
+    from ragdiff.core.textio import write_atomic
+
+    directory = path.parent if str(path.parent) else Path(".")
+    if not directory.is_dir():
+        raise InputError(path, f"the folder {directory} does not exist")
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as err:
+        raise InputError(path, f"cannot write the page: {err.strerror or err}") from None
