@@ -3,28 +3,36 @@
 The app owns no numbers: `ReviewModel` (Textual-free) computes them from the core, and the widgets draw
 them. File work (loading, the corpus index, the p-values, writing a label) runs in worker threads whose
 results come back as messages (`ragdiff.app.messages`).
+
+Every key acts on the state the reviewer saw when pressing it, at any typing speed. Textual hands a key to
+the focused widget's queue and runs its non-priority binding only after the key has bubbled back up, so a
+binding could act on a screen that keys queued behind it had not yet changed (`j` then `x` marked the new
+query with the old query's chunk; `/ q29 Enter Tab` lost the search). Here every binding is a priority
+binding, run as the key arrives and in arrival order; every state change a key causes (the query cursor,
+the lists it fills, the focus, the search text) happens inside that key's action, not in a later message;
+and a mark captures its query and chunk at the key press and carries them to the writer thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import signal
-import threading
 import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import on, work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.messages import CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, VerdictsReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
+from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.app.widgets.filter_bar import FilterBar
@@ -34,6 +42,7 @@ from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
+from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core import vocab
@@ -41,6 +50,7 @@ from ragdiff.core.metrics import EvalSettings
 
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
+NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
 
 
 @dataclass
@@ -59,23 +69,15 @@ class ReviewInputs:
     note: str | None = None  # a sentence for the status line once loaded (e.g. the demo's temporary copy)
 
 
-def _error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
-    """One status line: what happened first (it is cut at the screen's edge), the file by its name."""
-    name = type(err).__name__
-    words = {"LabelFormatError": "not written", "UnknownQueryError": "not written",
-             "LabelConflictError": "not written (the file changed)", "LabelWriteError": "not written"}
-    head = words.get(name, "not written: " + name)
-    if pending:
-        head += f" ({pending} unsaved, r retries)"
-    text = str(err).replace(str(label_path), label_path.name)
-    if label_path.parent.name:  # a bare file name's parent is "." : replacing "." would drop every dot
-        text = text.replace(str(label_path.parent), label_path.parent.name)
-    return f"{head}: {text}"
+def _key(*args, **kwargs) -> Binding:
+    """A review binding: priority, so it runs as the key arrives (see the module's docstring)."""
+    return Binding(*args, **kwargs, priority=True)
 
 
 def _grade_bindings() -> list[Binding]:
-    return [Binding(str(n), f"mark('gold', {n})", "gold with grade 1-9", show=False, id=f"label.grade{n}",
-                    tooltip="mark the highlighted chunk gold with this grade (1-9)") for n in range(1, 10)]
+    return [_key(str(n), f"mark('gold', {n})", "gold with grade 1-9", show=False, id=f"label.grade{n}",
+                 tooltip="mark the highlighted chunk gold with this grade (1-9); right after g it grades that "
+                         "one mark") for n in range(1, 10)]
 
 
 class ReviewApp(App[int]):
@@ -84,43 +86,43 @@ class ReviewApp(App[int]):
     ENABLE_COMMAND_PALETTE = False
 
     BINDINGS = [
-        Binding("g", "mark('gold')", vocab.word(vocab.GOLD), id="label.gold",
-                tooltip="mark the highlighted chunk gold (answers the query); a digit 1-9 gives a grade"),
-        Binding("e", "mark('evidence')", vocab.word(vocab.EVIDENCE), id="label.evidence",
-                tooltip="mark the highlighted chunk evidence (supports a step of the answer)"),
-        Binding("x", "mark('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="label.not_relevant",
-                tooltip="mark the highlighted chunk judged not relevant (grade 0)"),
+        _key("g", "mark('gold')", vocab.word(vocab.GOLD), id="label.gold",
+             tooltip="mark the highlighted chunk gold (answers the query); a digit 1-9 gives a grade"),
+        _key("e", "mark('evidence')", vocab.word(vocab.EVIDENCE), id="label.evidence",
+             tooltip="mark the highlighted chunk evidence (supports a step of the answer)"),
+        _key("x", "mark('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="label.not_relevant",
+             tooltip="mark the highlighted chunk judged not relevant (grade 0)"),
         *_grade_bindings(),
-        Binding("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
-        Binding("r", "retry_marks", "retry unsaved", show=False, id="label.retry",
+        _key("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
+        _key("r", "retry_marks", "retry unsaved", show=False, id="label.retry",
                 tooltip="write again the marks a failed save left unsaved (read-only file, full disk, …)"),
-        Binding("f", "cycle_filter", "filter", id="queries.filter",
+        _key("f", "cycle_filter", "filter", id="queries.filter",
                 tooltip="cycle the query filter: all, hit→miss, miss→hit, both miss, unanswerable, unjudged@k"),
-        Binding("s", "cycle_sort", "sort", id="queries.sort",
+        _key("s", "cycle_sort", "sort", id="queries.sort",
                 tooltip="cycle the sort: flips first, Δ reciprocal rank, Δ nDCG@k (largest losses first)"),
-        Binding("slash", "search", "search", key_display="/", id="queries.search",
+        _key("slash", "search", "search", key_display="/", id="queries.search",
                 tooltip="search the queries by id or text (enter keeps it, esc clears it)"),
-        Binding("right_square_bracket", "next_query", "next query", key_display="]", show=False,
+        _key("right_square_bracket", "next_query", "next query", key_display="]", show=False,
                 id="queries.next", tooltip="next query in the list, from any pane"),
-        Binding("left_square_bracket", "previous_query", "previous query", key_display="[", show=False,
+        _key("left_square_bracket", "previous_query", "previous query", key_display="[", show=False,
                 id="queries.previous", tooltip="previous query in the list, from any pane"),
-        Binding("plus,equals_sign", "change_k(1)", "k", key_display="+/-", id="k.up",
+        _key("plus,equals_sign", "change_k(1)", "k", key_display="+/-", id="k.up",
                 tooltip="k + 1: recompute the header, the marks, the filters and their counts"),
-        Binding("minus", "change_k(-1)", "k", key_display="-", show=False, id="k.down",
+        _key("minus", "change_k(-1)", "k", key_display="-", show=False, id="k.down",
                 tooltip="k − 1: recompute the header, the marks, the filters and their counts"),
-        Binding("tab", "focus_next", "next pane", show=False, id="pane.next",
+        _key("tab", "focus_next", "next pane", show=False, id="pane.next",
                 tooltip="next pane: queries → A → B → chunk text"),
-        Binding("shift+tab", "focus_previous", "previous pane", show=False, id="pane.previous",
+        _key("shift+tab", "focus_previous", "previous pane", show=False, id="pane.previous",
                 tooltip="previous pane"),
-        Binding("escape", "clear_search", "clear search", show=False, id="queries.clear_search",
+        _key("escape", "clear_search", "clear search", show=False, id="queries.clear_search",
                 tooltip="clear the search and go back to the query list"),
-        Binding("v", "searches", "searches", show=False, id="view.searches",
+        _key("v", "searches", "searches", show=False, id="view.searches",
                 tooltip="an agent run's searches for this query: each search's query and what it returned"),
-        Binding("w", "which_k", "which k", id="view.which_k",
+        _key("w", "which_k", "which k", id="view.which_k",
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
-        Binding("question_mark", "help", "help", key_display="?", id="app.help",
+        _key("question_mark", "help", "help", key_display="?", id="app.help",
                 tooltip="this list of keys"),
-        Binding("q", "quit_review", "quit", id="app.quit", tooltip="quit (every mark is already saved)"),
+        _key("q", "quit_review", "quit", id="app.quit", tooltip="quit (every mark is already saved)"),
     ]
 
     def __init__(self, inputs: ReviewInputs) -> None:
@@ -135,8 +137,13 @@ class ReviewApp(App[int]):
         self.active_side = "a"
         self.failure: str | None = None
         self.load_seconds: float | None = None
-        self._label_file = None
-        self._label_lock = threading.Lock()
+        self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, reload=self._reload_gold,
+                                    track=self._track_job)
+        self.searching = False  # keys go to the search line (the app types them in as they arrive)
+        self._shown: Target | None = None  # the chunk the chunk pane shows
+        self._keys = 0  # keys received: a grade digit refines a `g` only as the very next key
+        self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
+        self._after_g: tuple[Target, int] | None = None
         self._verdict_timer = None
         self._pool = None
         self.verdict_error: str | None = None
@@ -153,7 +160,7 @@ class ReviewApp(App[int]):
             yield RankedList("a", id="list-a")
             yield RankedList("b", id="list-b")
         yield ChunkView(id="chunk")
-        yield Input(id="search", placeholder="search queries by id or text · enter keeps it · esc clears it")
+        yield SearchBar(id="search")
         yield Static(id="status")
         yield KeyBar(self.BINDINGS, id="keys")
 
@@ -163,7 +170,10 @@ class ReviewApp(App[int]):
         self.query_one("#list-b").border_title = "B"
         self.query_one("#chunk").border_title = "chunk"
         self.set_status(f"loading {self.inputs.run_a.name}, {self.inputs.run_b.name} and {self.inputs.gold.name} …")
-        self.query_one(QueryList).focus()
+        self.query_one(QueryList).follow = self._query_moved
+        for ranked in self.query(RankedList):
+            ranked.follow = self._chunk_moved
+        self.focus_now(self.query_one(QueryList))
         self._exit_on_signals()
         self._load()
 
@@ -210,14 +220,6 @@ class ReviewApp(App[int]):
             self.post_message(LoadFailed(f"cannot open the review: {type(err).__name__}: {err}"))
             return
         self.post_message(Loaded(model, time.perf_counter() - started))
-        # open the label writer now, off the screen's thread: a later mark finds it ready (and a label file
-        # deleted mid-review is then a failed save the reviewer can retry), and the journal's recovery notes
-        # from an earlier crash are said at once
-        with self._label_lock:
-            try:
-                self._labels(model.gold.format)
-            except Exception:  # noqa: BLE001 - the first mark tries again and says why
-                self._label_file = None
 
     def on_load_progress(self, message: LoadProgress) -> None:
         self.set_status(message.text)
@@ -240,6 +242,10 @@ class ReviewApp(App[int]):
         if self.inputs.note:
             status = f"{self.inputs.note} · {status}"
         self.set_status(status)
+        # open the label writer now, on its own thread: a later mark finds it ready (and a label file deleted
+        # mid-review is then a failed save the reviewer can retry), and the journal's recovery notes from an
+        # earlier crash are said at once
+        self.session.open(self.model.gold.format)
         if self.corpus is not None:
             self._index_corpus()
         self._start_verdicts()
@@ -314,6 +320,7 @@ class ReviewApp(App[int]):
         return self._pool
 
     def on_unmount(self) -> None:
+        self.session.close()  # the marks typed before quitting are written before the app is gone
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
@@ -366,12 +373,15 @@ class ReviewApp(App[int]):
         view = self.query_one(ChunkView)
         if model is None:
             return
+        self._shown = None
         qid = self.selected_query
         if qid is None:
             view.show(Text("no query matches the filter and search", style="dim"))
             return
         ranked = self.query_one(f"#list-{self.active_side}", RankedList)
         chunk_id = ranked.selected_chunk
+        if chunk_id is not None:
+            self._shown = self._target_of(ranked)
         dim = view.get_component_rich_style("chunk--dim")
         query_text = model.query_text(qid)
         head = Text.assemble(("query ", dim), (clean(qid), view.get_component_rich_style("chunk--id")),
@@ -417,32 +427,100 @@ class ReviewApp(App[int]):
         body.append_text(literal(chunk.text, multiline=True))
         return mark_words(body, query_words(query_text), view.get_component_rich_style("chunk--match"))
 
-    # ---- events from the widgets --------------------------------------------------------------------------
+    # ---- keys and events from the widgets -----------------------------------------------------------------
 
-    @on(LineList.Moved)
-    def _moved(self, message: LineList.Moved) -> None:
-        if isinstance(message.sender, QueryList):
-            self.show_query()
-        elif isinstance(message.sender, RankedList):
-            self.active_side = message.sender.side
-            self.show_chunk()
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self._keys += 1
+            try:
+                if not (self.searching and self.screen is self.screen_stack[0] and self._search_key(event)):
+                    await super().on_event(event)
+            finally:
+                self.keys_done += 1
+            return
+        if isinstance(event, events.Paste) and not event.is_forwarded and self.searching:
+            self._set_search(self.search + " ".join(event.text.split()))
+            return
+        await super().on_event(event)
 
-    def on_descendant_focus(self, event) -> None:
-        widget = event.widget if hasattr(event, "widget") else None
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # the review's keys act on the review screen only: under `?` or another screen they fall through
+        if self.screen is not self.screen_stack[0] and action in self._review_actions():
+            return False
+        return True
+
+    def _review_actions(self) -> set[str]:
+        actions = getattr(self, "_action_names", None)
+        if actions is None:
+            actions = self._action_names = {b.action.split("(")[0] for b in self.BINDINGS}
+        return actions
+
+    def _query_moved(self, widget: LineList, index: int) -> None:
+        self.show_query()
+
+    def _chunk_moved(self, widget: LineList, index: int) -> None:
+        self.active_side = widget.side
+        self.show_chunk()
+
+    def _focus_moved(self) -> None:
+        widget = self.focused
         if isinstance(widget, RankedList) and widget.side != self.active_side:
             self.active_side = widget.side
             self.show_chunk()
 
-    @on(Input.Changed, "#search")
-    def _search_changed(self, event: Input.Changed) -> None:
-        self.search = event.value.strip()
+    def focus_now(self, widget) -> None:
+        """Focus a widget before the next key is handled (`Widget.focus()` waits for the message queue)."""
+        self.screen.set_focus(widget)
+        self._focus_moved()
+
+    def on_descendant_focus(self, event) -> None:  # a click, or focus set by Textual itself
+        self._focus_moved()
+
+    def action_focus_next(self) -> None:
+        self.screen.focus_next()
+        self._focus_moved()
+
+    def action_focus_previous(self) -> None:
+        self.screen.focus_previous()
+        self._focus_moved()
+
+    # ---- the search line ----------------------------------------------------------------------------------
+
+    def _search_key(self, event: events.Key) -> bool:
+        """A key while searching: True when the search line took it."""
+        key = event.key
+        if key == "enter":
+            self._end_search()
+            return True
+        if key == "escape":
+            self.action_clear_search()
+            return True
+        if key == "backspace":
+            self._set_search(self.search[:-1])
+            return True
+        if key in ("ctrl+u", "ctrl+w"):
+            self._set_search("")
+            return True
+        if key in ("tab", "shift+tab", "down", "up"):  # leave the search line; the key then does its usual
+            self._end_search()
+            return False
+        if event.character is not None and len(event.character) == 1 and event.character.isprintable():
+            self._set_search(self.search + event.character)
+            return True
+        return not key.startswith("ctrl+")  # other keys do nothing while searching (ctrl+c still quits)
+
+    def _set_search(self, text: str) -> None:
+        self.search = text
+        self.query_one(SearchBar).show(text, active=self.searching)
         self.refresh_all()
 
-    @on(Input.Submitted, "#search")
-    def _search_submitted(self, event: Input.Submitted) -> None:
-        self.query_one(QueryList).focus()
+    def _end_search(self) -> None:
+        self.searching = False
+        bar = self.query_one(SearchBar)
+        bar.show(self.search, active=False)
         if not self.search:
-            self.query_one("#search").remove_class("-show")
+            bar.remove_class("-show")
+        self.focus_now(self.query_one(QueryList))
 
     # ---- actions ------------------------------------------------------------------------------------------
 
@@ -474,18 +552,21 @@ class ReviewApp(App[int]):
                         + ("" if self.sort_key == "flips" else " · largest losses (B below A) first"))
 
     def action_search(self) -> None:
-        search = self.query_one("#search", Input)
-        search.add_class("-show")
-        search.focus()
+        self.searching = True
+        bar = self.query_one(SearchBar)
+        bar.add_class("-show")
+        bar.show(self.search, active=True)
+        self.focus_now(self.query_one(QueryList))
 
     def action_clear_search(self) -> None:
-        search = self.query_one("#search", Input)
-        if search.has_class("-show") or self.search:
-            search.value = ""
-            search.remove_class("-show")
+        bar = self.query_one(SearchBar)
+        if self.searching or bar.has_class("-show") or self.search:
+            self.searching = False
+            bar.remove_class("-show")
+            bar.show("", active=False)
             self.search = ""
             self.refresh_all()
-            self.query_one(QueryList).focus()
+            self.focus_now(self.query_one(QueryList))
 
     def action_change_k(self, step: int) -> None:
         model = self.model
@@ -526,107 +607,71 @@ class ReviewApp(App[int]):
 
     # ---- marking labels -----------------------------------------------------------------------------------
 
-    def _mark_target(self):
+    def _target_of(self, ranked: RankedList) -> Target | None:
+        item = ranked.selected_item
+        qid = ranked.query_id
+        if qid is None or item is None or qid != self.selected_query:
+            return None
+        run = self.model.run_a if ranked.side == "a" else self.model.run_b
+        return Target(qid, item.row.chunk_id, run.name, getattr(item.row, "rank", None))
+
+    def mark_target(self) -> Target | None:
+        """The chunk a mark applies to: the one selected in the focused ranked list, or the one the focused
+        chunk pane shows; None with the query list (or nothing) focused."""
         focused = self.focused
         if isinstance(focused, RankedList):
-            ranked = focused
-        else:
-            ranked = self.query_one(f"#list-{self.active_side}", RankedList)
-        item = ranked.selected_item
-        qid = self.selected_query
-        if qid is None or item is None:
-            return None
-        rank = getattr(item.row, "rank", None)
-        run = self.model.run_a if ranked.side == "a" else self.model.run_b
-        return qid, item.row.chunk_id, run.name, rank
+            return self._target_of(focused)
+        if isinstance(focused, ChunkView):
+            return self._shown
+        return None
 
     def action_mark(self, label: str, grade: int | None = None) -> None:
         if self.model is None:
             return
-        target = self._mark_target()
+        target = self.mark_target()
+        after_g, self._after_g = self._after_g, None
         if target is None:
-            self.set_status("no chunk is highlighted: tab to list A or B and pick one first")
+            self.set_status(NOTHING_SELECTED)
             return
-        qid, chunk_id, run_name, rank = target
         if label != "gold":
             grade = None  # grades belong to gold; None = the file's own default for a gold entry
+        refine = grade is not None and after_g == (target, self._keys - 1)
+        if label == "gold" and grade is None:
+            self._after_g = (target, self._keys)
         what = vocab.word(label, grade)
-        self.set_status(Text(f"writing: {clean(chunk_id)} {what} for {clean(qid)} …"))
-        self._write_mark(qid, chunk_id, label, grade, run_name, rank)
-
-    def _labels(self, fmt: str | None = None):
-        """The label writer, opened once (its recovery notes go to the status line)."""
-        from ragdiff.core import labels
-
-        if self._label_file is None:
-            fmt = fmt or self.model.gold.format
-            self._label_file = labels.LabelFile(self.inputs.gold, fmt, self.inputs.reviewer)
-            notes = self._label_file.recovery_notes
-            if notes:
-                self.post_message(MarkDone(" ".join(str(n) for n in notes), None))
-        return labels
-
-    @work(thread=True, group="labels")
-    def _write_mark(self, qid, chunk_id, label, grade, run_name, rank) -> None:
-        with self._label_lock:  # one write at a time, in the order the keys were pressed
-            try:
-                labels = self._labels()
-                change = self._label_file.apply(labels.Mark(query_id=qid, chunk_id=chunk_id, label=label,
-                                                            grade=grade, run=run_name, rank=rank))
-            except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
-                pending = len(self._label_file.pending) if self._label_file is not None else 0
-                self.post_message(MarkDone(_error_text(err, self.inputs.gold, pending), None, error=True))
-                return
-            self.post_message(MarkDone(change.message, self._reload_gold()))
+        self.set_status(Text(f"writing: {clean(target.chunk_id)} {what} for {clean(target.query_id)} …"))
+        self.session.mark(target, label, grade, refine=refine)
 
     def action_undo(self) -> None:
-        if self.model is None:
-            return
-        self._undo()
-
-    @work(thread=True, group="labels")
-    def _undo(self) -> None:
-        with self._label_lock:
-            try:
-                self._labels()
-                change = self._label_file.undo()
-            except Exception as err:  # noqa: BLE001
-                self.post_message(MarkDone(_error_text(err, self.inputs.gold), None, error=True))
-                return
-            if change is None:
-                self.post_message(MarkDone("nothing to undo", None))
-                return
-            self.post_message(MarkDone(change.message, self._reload_gold()))
+        if self.model is not None:
+            self.session.undo()
 
     def action_retry_marks(self) -> None:
         if self.model is not None:
-            self._retry()
+            self.session.retry()
 
-    @work(thread=True, group="labels")
-    def _retry(self) -> None:
-        with self._label_lock:
-            if self._label_file is None or not self._label_file.pending:
-                self.post_message(MarkDone("no unsaved mark to retry", None))
-                return
-            try:
-                changes = self._label_file.retry()
-            except Exception as err:  # noqa: BLE001 - still failing: say so, keep the marks pending
-                self.post_message(MarkDone(_error_text(err, self.inputs.gold, len(self._label_file.pending)), None,
-                                           error=True))
-                return
-            self.post_message(MarkDone("; ".join(c.message for c in changes), self._reload_gold()))
+    def _track_job(self, future) -> None:
+        """Each label job is also a Textual worker, so `workers.wait_for_complete()` waits for the writes."""
+        self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
 
     def _reload_gold(self):
         from ragdiff.core.gold import load_gold
 
-        try:
-            return load_gold(self.inputs.gold, self.inputs.gold_format)
-        except Exception:  # noqa: BLE001 - the mark is saved; the screen keeps the old labels until reload
-            return None
+        return load_gold(self.inputs.gold, self.inputs.gold_format)
 
     def on_mark_done(self, message: MarkDone) -> None:
         if message.gold is not None and self.model is not None:
             self.model.set_gold(message.gold)
-            self.refresh_all(keep_chunks=True)
+            self.show_numbers()
             self._start_verdicts()
         self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
+
+    def show_numbers(self) -> None:
+        """After a mark: the numbers, marks and labels change in place; the query list keeps its order and
+        its cursor, each ranked list its cursor (order changes only when the reviewer asks: s, f, /, +/-)."""
+        model = self.model
+        queries = self.query_one(QueryList)
+        self.query_one(HeaderBar).show(model.header)
+        self.query_one(FilterBar).show(model.filter_counts(), self.filter_key, self.sort_key, self.search, model.k)
+        queries.redraw()
+        self.show_query(keep_chunks=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
@@ -49,8 +49,9 @@ class VerdictsReady(Message):
 
 @dataclass
 class MarkDone(Message):
-    """A label was written (or refused): the status sentence, and the gold set reloaded after it."""
+    """A label was written (or refused): the status sentence, what changed, and the gold set reloaded."""
 
     status: str
     gold: Any  # Gold | None (None: nothing changed on disk)
     error: bool = False
+    changes: list = field(default_factory=list)  # ragdiff.core.labels.Change, in the order they were made

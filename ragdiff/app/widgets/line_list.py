@@ -2,9 +2,16 @@
 
 Subclasses say how many lines there are, which of them the cursor may stop on, and how to draw one line as
 a rich Text; this class does scrolling, the cursor and the cache. 10,000 lines cost what 40 do.
+
+A key acts on the state the reader saw when pressing it, at any typing speed: the bindings are priority
+bindings (run as the key arrives, in the order keys arrive, not after the key has bubbled through the DOM),
+and a cursor move tells its owner at once through `follow` (a message would arrive after keys already
+queued behind it: `j` then `x` typed fast marked the new query's id with the old query's chunk).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -20,12 +27,12 @@ from textual.strip import Strip
 
 class LineList(ScrollView, can_focus=True):
     BINDINGS = [
-        Binding("up,k", "cursor_up", "up", show=False, id="list.up"),
-        Binding("down,j", "cursor_down", "down", show=False, id="list.down"),
-        Binding("pageup", "page_up", "page up", show=False, id="list.page_up"),
-        Binding("pagedown", "page_down", "page down", show=False, id="list.page_down"),
-        Binding("home", "first", "first", show=False, id="list.first"),
-        Binding("end", "last", "last", show=False, id="list.last"),
+        Binding("up,k", "cursor_up", "up", show=False, id="list.up", priority=True),
+        Binding("down,j", "cursor_down", "down", show=False, id="list.down", priority=True),
+        Binding("pageup", "page_up", "page up", show=False, id="list.page_up", priority=True),
+        Binding("pagedown", "page_down", "page down", show=False, id="list.page_down", priority=True),
+        Binding("home", "first", "first", show=False, id="list.first", priority=True),
+        Binding("end", "last", "last", show=False, id="list.last", priority=True),
     ]
     COMPONENT_CLASSES = {"list--cursor", "list--cursor-blur"}
 
@@ -42,6 +49,8 @@ class LineList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._generation = 0
         self._count = 0
+        # called at once (on the screen's thread) after the cursor moves; without it a Moved message is posted
+        self.follow: Callable[[LineList, int], None] | None = None
 
     # ---- what subclasses provide ----------------------------------------------------------------------------
 
@@ -137,7 +146,10 @@ class LineList(ScrollView, can_focus=True):
         self.cursor = target
         self._scroll_cursor()
         if old != target:
-            self.post_message(self.Moved(self, target))
+            if self.follow is not None:
+                self.follow(self, target)
+            else:
+                self.post_message(self.Moved(self, target))
 
     def watch_cursor(self, old: int, new: int) -> None:
         self.refresh()

@@ -1,0 +1,182 @@
+"""Keys typed at machine speed act on what was on screen for each key (DESIGN: "Marks are bound to what the
+reviewer saw").
+
+`type_fast` hands every key to the terminal driver at once, with no pause for the app to catch up: the
+keys queue exactly as they do when a person types faster than the screen redraws (or while a slow step
+holds the screen's thread). Expected targets are worked out from the run files themselves, not from the app.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from textual import events
+from textual.app import _character_to_key
+
+from ragdiff.app.widgets.query_list import QueryList
+from ragdiff.app.widgets.ranked_list import RankedList
+from ragdiff.core.journal import journal_path
+
+from conftest import settle
+from test_app_pilot import SIZE, lesson_app, sample_app
+
+DEMO = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
+
+
+async def type_fast(pilot, *keys: str) -> None:
+    """Queue every key at once (no waiting between them), as a fast typist does; then wait until the app
+    has taken them all and the writes they caused are done."""
+    app = pilot.app
+    start = app.keys_done
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+    for _ in range(500):
+        if app.keys_done >= start + len(keys):
+            break
+        await pilot.pause(0.01)
+    assert app.keys_done == start + len(keys), "the app did not take every key"
+    await settle(pilot)
+
+
+def journal(gold) -> list[dict]:
+    path = journal_path(gold)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def ops(gold) -> list[tuple]:
+    """(type, query, chunk, label, grade) of every mark and undo written, in order."""
+    return [(r["type"], r["query"], r["chunk"], r["label"], r["grade"]) for r in journal(gold)
+            if r["type"] in ("mark", "undo")]
+
+
+def results(path) -> dict[str, list[str]]:
+    """query id -> the chunk ids the run returned, best first, read straight from the JSONL file."""
+    out = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        out[record["query_id"]] = [r["id"] if isinstance(r, dict) else r for r in record["results"]]
+    return out
+
+
+def demo_copy(sample_runs, tmp_path):
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    for name in DEMO:
+        shutil.copy2(sample_runs / name, folder / name)
+    return folder
+
+
+async def test_marks_typed_fast_land_on_the_query_and_chunk_on_screen(sample_runs, tmp_path, pane, settled):
+    folder = demo_copy(sample_runs, tmp_path)
+    run_a = results(folder / "bm25.jsonl")
+    app = sample_app(folder)
+    app.inputs.reviewer = "tester"
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        order = list(app.query_one(QueryList).ids)  # as displayed: flips first
+        q0, q1, q2, q3 = order[:4]
+        was_gold = app.model.label_of(q2, run_a[q2][0])[0] == "gold"  # then g itself changes nothing
+        # list A; j x j x; ] x; ] g 2 ]; x; back to the query list: x (nothing selected); j; list A: x
+        await type_fast(pilot, "tab", "j", "x", "j", "x", "]", "x", "]", "g", "2", "]", "x",
+                  "shift+tab", "x", "j", "tab", "x")
+        expected = [
+            ("mark", q0, run_a[q0][1], "not_relevant", None),
+            ("mark", q0, run_a[q0][2], "not_relevant", None),
+            ("mark", q1, run_a[q1][0], "not_relevant", None),
+            ("mark", q2, run_a[q2][0], "gold", None),
+            # the digit refines the g: a g that changed the file is taken back, then written with its grade
+            *([] if was_gold else [("undo", q2, run_a[q2][0], None, None)]),
+            ("mark", q2, run_a[q2][0], "gold", 2),
+            ("mark", q3, run_a[q3][0], "not_relevant", None),
+            ("mark", order[4], run_a[order[4]][0], "not_relevant", None),
+        ]
+        got = ops(folder / "gold.yaml")
+        # an undo's label is whatever was there before; compare it by target only
+        assert [(t, q, c) for t, q, c, *_ in got] == [(t, q, c) for t, q, c, *_ in expected]
+        assert [g for g in got if g[0] == "mark"] == [e for e in expected if e[0] == "mark"]
+        for _, query, chunk, *_ in got:  # none on a chunk the query's runs did not return
+            assert chunk in run_a[query]
+        # the x with the query list focused wrote nothing and said so
+        assert app.selected_query == order[4]
+
+
+async def test_nothing_selected_says_so_and_writes_nothing(lesson, pane, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    original = lesson["gold"].read_bytes()
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await type_fast(pilot, "x", "g", "2", "j", "e")  # the query list has the focus throughout
+        assert lesson["gold"].read_bytes() == original and ops(lesson["gold"]) == []
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "nothing marked: no chunk is selected" in status
+
+
+async def test_search_enter_tab_x_typed_fast_marks_the_found_query(sample_runs, tmp_path, settled):
+    folder = demo_copy(sample_runs, tmp_path)
+    run_a = results(folder / "bm25.jsonl")
+    app = sample_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        assert app.selected_query != "q29"
+        await type_fast(pilot, "/", "q", "2", "9", "enter", "tab", "x", "j", "x")
+        assert app.query_one(QueryList).ids == ["q29"] and app.search == "q29"
+        assert isinstance(app.focused, RankedList) and app.focused.side == "a"
+        assert ops(folder / "gold.yaml") == [("mark", "q29", run_a["q29"][0], "not_relevant", None),
+                                             ("mark", "q29", run_a["q29"][1], "not_relevant", None)]
+        assert app.is_running  # the q of "q29" went into the search, it did not quit
+
+
+async def test_a_mark_that_changes_a_flip_keeps_order_and_cursor(lesson, pane, settled):
+    # at k=3 only q1 flips (hit→miss); q3's one gold chunk in B's top 3 is finance-4 at rank 1: marking it
+    # not relevant makes q3 a hit→miss flip too, which "flips first" would sort to the top
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        queries = app.query_one(QueryList)
+        order = list(queries.ids)
+        assert order == ["q1", "q2", "q3", "q4"]
+        await type_fast(pilot, "]", "]", "tab", "tab", "x")
+        assert ops(lesson["gold"]) == [("mark", "q3", "finance-4", "not_relevant", None)]
+        assert app.model.filter_counts()["hit_to_miss"] == 2  # the flip is counted ...
+        assert queries.ids == order and app.selected_query == "q3"  # ... and nothing moved
+        assert app.query_one("#list-b", RankedList).selected_chunk == "finance-4"
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "finance-4 for q3: was gold ★1, now not relevant" in status
+        await type_fast(pilot, "]")
+        assert app.selected_query == "q4"  # the next query as displayed
+        # order changes when the reviewer asks: f (hit→miss) then back round to all
+        await type_fast(pilot, "f")
+        assert queries.ids == ["q1", "q3"]
+
+
+async def test_a_mark_that_replaces_a_graded_judgment_says_what_it_was(lesson, pane, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await type_fast(pilot, "tab", "x")  # list A of q1: policy-14, gold ★3
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "policy-14 for q1: was gold ★3, now not relevant" in status
+
+
+async def test_g_then_a_digit_is_one_mark_one_u(lesson, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    original = lesson["gold"].read_bytes()
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await type_fast(pilot, "tab", "tab", "g", "2")  # list B of q1: policy-31, unjudged
+        assert "policy-31: 2" in lesson["gold"].read_text()
+        assert app.model.label_of("q1", "policy-31") == ("gold", 2)
+        await type_fast(pilot, "u")
+        assert lesson["gold"].read_bytes() == original
+        assert app.model.label_of("q1", "policy-31") == (None, None)
+        # a digit that does not follow g directly is a mark of its own
+        await type_fast(pilot, "g", "j", "k", "2")
+        await type_fast(pilot, "u")
+        assert app.model.label_of("q1", "policy-31")[0] == "gold"  # one u took back only the grade mark
