@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragdiff.app.app import _error_text
+from ragdiff.app.session import error_text as _error_text  # the status words moved with the writer (#11)
 from ragdiff.core.labels import LabelConflictError
 
 
