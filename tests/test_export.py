@@ -107,3 +107,16 @@ def test_text_is_data_and_ids_stay_strings(tmp_path, capsys):
          "chunks": [{"id": "no", "grade": 2, "level": "gold", "text": "[red]literal\x1b[0m", "title": "T"}]},
         {"id": "none here", "text": "none here", "unanswerable": True, "tags": [], "chunks": []},
     ]
+
+
+def test_help_loads_no_heavy_library():
+    from tests.test_startup import probe
+
+    got = probe("export", "contexts", "--help")
+    assert got["code"] == 0 and got["loaded"] == []
+
+
+def test_threshold_below_one_is_a_usage_error(capsys):
+    assert main(["export", "contexts", str(SAMPLE / "gold.yaml"), "--corpus", str(SAMPLE / "corpus.jsonl"),
+                 "--threshold", "0"]) == 2
+    assert "--threshold 0" in capsys.readouterr().err

@@ -33,11 +33,13 @@ def add_parser(subparsers) -> None:
 
 
 def run_contexts(args: argparse.Namespace) -> int:
-    from ragdiff.cli.common import corpus_warning, warn
+    from ragdiff.cli.common import check_settings, corpus_warning, warn
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.export import contexts_jsonl
     from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings
 
+    check_settings(EvalSettings(threshold=args.threshold, level=args.level))
     gold = load_gold(args.gold, args.gold_format)
     warning = corpus_warning(gold, args.corpus)
     text = contexts_jsonl(gold, Corpus(args.corpus), args.level, args.threshold)
