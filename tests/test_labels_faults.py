@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from ragdiff.core.journal import journal_path
+from ragdiff.core.labels.spans import compose_yaml as _compose_yaml
 from ragdiff.core.labels import (
     TEMP_SUFFIX,
     LabelConflictError,
     LabelFile,
     LabelWriteError,
     Mark,
-    _compose_yaml,
 )
 
 DATA = Path(__file__).parent / "data" / "labels"
@@ -60,7 +60,7 @@ def test_external_edit_elsewhere_is_kept(gold):
     text = gold.read_text()
     assert "owner: bo   # changed by a teammate" in text
     assert "gold: [policy-14, policy-22]" in text
-    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", None)
+    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", 1)
 
 
 def test_external_edit_in_the_same_entry_is_kept(gold):
@@ -79,9 +79,9 @@ def test_external_edit_of_the_same_chunk_is_a_conflict(gold):
         lf.apply(MARK)
     assert gold.read_bytes() == theirs
     # the writer now knows their version: marking again is a deliberate override of what it shows
-    assert lf.current_label("q01", "policy-22") == ("not_relevant", None)
+    assert lf.current_label("q01", "policy-22") == ("not_relevant", 0)
     lf.apply(MARK)
-    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", None)
+    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", 1)
 
 
 def test_external_edit_that_breaks_the_file_is_a_conflict(gold):
@@ -122,7 +122,7 @@ def test_rename_fails(gold, monkeypatch):
     assert [c.message for c in lf.retry()] == ["policy-22 → gold for q01, saved to gold.yaml"]
     assert lf.pending == []
     assert LabelFile(gold).pending == []
-    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", None)
+    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", 1)
     lf.undo()
     assert gold.read_bytes() == before
 
@@ -198,7 +198,7 @@ def test_disk_full_everywhere(gold, monkeypatch):
     assert_untouched(gold, before)
     assert lf.pending == [MARK]  # kept in memory: the journal could not be written either
     lf.retry()
-    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", None)
+    assert LabelFile(gold).current_label("q01", "policy-22") == ("gold", 1)
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to tell the temp file apart")
@@ -302,9 +302,9 @@ def test_killed_after_the_rename_before_the_confirmation(gold):
     crash(gold, "after")
     assert "gold: [policy-14, policy-22]" in gold.read_text()
     assert [r["type"] for r in journal(gold)] == ["mark"]
-    lf = LabelFile(gold)
+    lf = LabelFile(gold, reviewer="crash")  # the same reviewer restarts: their own mark is theirs to undo
     assert lf.pending == []
-    assert lf.current_label("q01", "policy-22") == ("gold", None)
+    assert lf.current_label("q01", "policy-22") == ("gold", 1)
     assert len(lf.recovery_notes) == 1 and "was saved to gold.yaml" in lf.recovery_notes[0]
     # the recovered mark is undoable, and the recovery is written down with the next journal line
     assert lf.undo().message.startswith("undid: policy-22: label removed")

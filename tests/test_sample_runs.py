@@ -1,6 +1,6 @@
 """The committed sample_runs/ are what the demo, the screenshots and the review-screen tests run on.
 
-These checks read the files only (json, hashlib, ruamel.yaml): no bm25s, no torch, no network.
+These checks read the files only (json, hashlib, PyYAML): no bm25s, no torch, no network.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
+import yaml
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 RUNS = ("bm25", "dense", "rrf")
@@ -34,7 +34,7 @@ def corpus() -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def gold() -> dict:
     with (SAMPLE / "gold.yaml").open(encoding="utf-8") as fh:
-        return YAML(typ="safe").load(fh)
+        return yaml.safe_load(fh)
 
 
 @pytest.fixture(scope="module")

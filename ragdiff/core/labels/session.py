@@ -1,0 +1,530 @@
+"""One label file open for marking: read -> plan -> verify -> journal -> write; undo, retry, recover.
+
+- Every mark is saved at once: the edited text (planned by the file's document class, see `document`) is
+  re-read with the gold loader's own reader and must say exactly the old judgments with this one change,
+  or nothing is written (LabelFormatError).
+- Every mark and undo goes to the journal beside the file (ragdiff.core.journal) BEFORE the rename, and a
+  "saved" line after it. Undo reads the journal, so it works across restarts; it takes back only this
+  reviewer's own marks.
+- Before every write the file is read again under a lock. If someone else changed it, the mark is applied
+  to their version; if they changed the label of this very chunk, LabelConflictError (never overwrite
+  their edit).
+- A label file reached through a symbolic link is written where the link points; the link stays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.formats import GOLD_FORMATS as FORMATS
+from ragdiff.core.formats import locate
+from ragdiff.core.journal import Journal, Op, journal_path, replay, utc_now
+from ragdiff.core.labels.atomic import _patch, _unpatch, atomic_write, clean_stray_temps, file_lock, stat_key
+from ragdiff.core.labels.document import LabelDoc, check_grade
+from ragdiff.core.labels.edits import sha
+from ragdiff.core.labels.errors import LabelConflictError, LabelFormatError, LabelWriteError, UnknownQueryError
+from ragdiff.core.labels.marks import LABELS, Change, Mark, judgment, normal_mark, word
+from ragdiff.core.labels.qrels_doc import QrelsDoc
+from ragdiff.core.labels.reader import parse_document
+from ragdiff.core.labels.yaml_doc import map_grade
+
+
+
+@dataclass
+class _Snapshot:
+    raw: bytes
+    sha: str
+    stat: tuple
+    bom: bool
+    text: str
+    doc: LabelDoc
+
+
+def _who(reviewer: str | None) -> str:
+    if reviewer:
+        return reviewer
+    try:
+        return getpass.getuser()
+    except Exception:  # no login name in some containers
+        return os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+
+
+class LabelFile:
+    """One label file open for marking. Every `apply` and `undo` is written to disk before it returns.
+
+    After opening, `recovery_notes` says in plain words what the journal showed about marks whose save
+    was never confirmed (a crash or a failed write), and `pending` lists the marks that are journaled but
+    not in the file; `retry()` applies them, `discard_pending()` gives them up.
+    """
+
+    def __init__(self, path, fmt: str | None = None, reviewer: str | None = None):
+        given = Path(path)
+        if fmt is not None and fmt not in FORMATS:
+            raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, not {fmt!r}")
+        if not given.exists():
+            raise FileNotFoundError(f"{given}: no such label file")
+        try:
+            where = locate(given, fmt)
+        except InputError as err:
+            raise LabelFormatError(str(err)) from None
+        # a label file reached through a symbolic link is written where the link points; the link stays
+        self.path = Path(os.path.realpath(where.file))
+        self.name = where.file.name  # the name the reviewer knows it by, in every sentence
+        self._beir_dir = where.folder
+        self.fmt = where.fmt
+        self.reviewer = _who(reviewer)
+        self.journal = Journal(journal_path(self.path))
+        if not self.path.is_file():
+            raise FileNotFoundError(f"{self.path}: no such label file")
+        if self.journal.path.is_dir():
+            raise LabelWriteError(
+                f"cannot open {self.name} for marking: its journal {self.journal.path} is a folder; ragdiff "
+                "keeps who marked what in a file by that name: move the folder away")
+        self._snap = self._read()
+        self._snap.doc = self._parse(self._snap.text)
+        self._pending: list[tuple[Mark, str | None]] = []  # (mark, journal op id)
+        self._deferred: list[dict] = []  # resolutions found on open, written with the next journal line
+        self.recovery_notes: list[str] = []
+        self.stray_temp_files = clean_stray_temps(self.path)
+        self._replay = replay(self.journal.read())
+        self._recover()
+
+    # ------------------------------------------------------------------ reading
+
+    def _read(self) -> _Snapshot:
+        try:
+            raw = self.path.read_bytes()
+            st = os.stat(self.path)
+        except FileNotFoundError as err:
+            if not self.path.parent.is_dir():
+                raise LabelWriteError(
+                    f"cannot save {self.path}: its folder {self.path.parent} is gone ({err.strerror})"
+                ) from None
+            raise LabelWriteError(f"cannot save {self.path}: the file is gone ({err.strerror})") from None
+        except OSError as err:
+            raise LabelWriteError(f"cannot read {self.path} ({err.strerror})") from None
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        try:
+            text = raw[3 if bom else 0 :].decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise LabelFormatError(f"{self.name}: invalid UTF-8 at byte {err.start}") from None
+        return _Snapshot(raw, sha(raw), stat_key(st), bom, text, None)  # type: ignore[arg-type]
+
+    def _parse(self, text: str) -> LabelDoc:
+        try:
+            return parse_document(Path(self.name), self.fmt, text, self._beir_dir)
+        except InputError as err:
+            raise LabelFormatError(str(err)) from None
+
+    def _encode(self, text: str, bom: bool) -> bytes:
+        return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+
+    # ------------------------------------------------------------------ reading API
+
+    @property
+    def queries(self) -> list[str]:
+        return list(self._snap.doc.order)
+
+    def current_label(self, query_id: str, chunk_id: str) -> tuple[str, int | None]:
+        """(level, grade) as the gold loader reads it: ("gold", 3), ("gold", 1) for a plain list entry,
+        ("evidence", 1), ("not_relevant", 0), or ("none", None) when unjudged (also for a query the file
+        lacks)."""
+        return self._snap.doc.current(query_id, chunk_id)
+
+    @property
+    def pending(self) -> list[Mark]:
+        return [m for m, _ in self._pending]
+
+    # ------------------------------------------------------------------ marks
+
+    def apply(self, mark: Mark) -> Change:
+        """Write one mark; the Change says what the chunk's judgment was and is now, and the sentence."""
+        return self._apply(normal_mark(mark), kind="mark")
+
+    def _check(self, mark: Mark) -> None:
+        """A mark that can never be written is refused before anything is read, journaled or saved."""
+        if mark.label not in LABELS:
+            raise LabelFormatError(f"unknown label {mark.label!r}; expected one of {', '.join(LABELS)}")
+        g = mark.grade
+        if g is not None and (isinstance(g, bool) or not isinstance(g, int)):
+            raise LabelFormatError(f"grade must be a whole number, not {g!r}")
+        if g is not None and check_grade(g):
+            raise LabelFormatError(f"{check_grade(g)}; nothing was written")
+        if mark.label == "gold" and g is not None and g < 1:
+            raise LabelFormatError(
+                f"grade {g} is not gold (grade 0 means judged not relevant); mark {mark.chunk_id} not relevant instead"
+            )
+        if mark.label == "not_relevant" and g not in (None, 0):
+            raise LabelFormatError(f"not relevant has grade 0, not {g}")
+        if mark.label in ("evidence", "none") and g is not None:
+            raise LabelFormatError(f"{word(mark.label)} takes no grade (got {g})")
+        if not isinstance(mark.chunk_id, str) or not mark.chunk_id.strip():
+            raise LabelFormatError(f"a chunk id must be a non-empty string, not {mark.chunk_id!r}; nothing was written")
+
+    def _require_query(self, doc: LabelDoc, qid: str) -> None:
+        if qid not in doc.judg:
+            raise UnknownQueryError(
+                f"{self.name} has no query {qid!r}; ragdiff does not add queries to a label file by itself"
+            )
+
+    def _is_noop(self, doc: LabelDoc, mark: Mark) -> bool:
+        cur, cur_g = doc.current(mark.query_id, mark.chunk_id)
+        if cur != mark.label:
+            return False
+        if mark.label == "gold" and mark.grade is None:
+            return True  # gold without a grade keeps whatever grade it has
+        return cur_g == map_grade(mark.label, mark.grade) or mark.label == "none"
+
+    def _plan(self, snap: _Snapshot, mark: Mark) -> tuple[str, list[str]]:
+        """The new text for this mark on this snapshot, verified; raises LabelFormatError."""
+        doc = snap.doc
+        qid, chunk, label, grade = mark.query_id, mark.chunk_id, mark.label, mark.grade
+        if not doc.can_express(label):
+            doc.plan(qid, chunk, label, grade)  # says why, in the format's own words
+            raise LabelFormatError(f"{doc.shape} cannot say {word(label)}")  # pragma: no cover
+        new_text, notes = doc.plan(qid, chunk, label, grade)
+        notes = list(notes)
+        if label == "gold" and grade is None and doc.graded(qid):
+            notes.append("grade 1, the default for this graded set")
+        self._verify(snap, new_text, mark)
+        return new_text, notes
+
+    def _verify(self, snap: _Snapshot, new_text: str, mark: Mark) -> None:
+        """Re-read the edited text with the loader's own reader: it must hold exactly the old judgments
+        with this one change, or nothing is written (what ragdiff writes, ragdiff reads back as written)."""
+        expected = snap.doc.state()
+        if mark.query_id not in expected:
+            expected[mark.query_id] = {}
+        q = expected[mark.query_id]
+        q.pop(mark.chunk_id, None)
+        if mark.label != "none":
+            q[mark.chunk_id] = (mark.label, map_grade(mark.label, mark.grade))
+        try:
+            got = self._parse(new_text).state()
+        except Exception as err:  # noqa: BLE001 - whatever the reader says, it is a refusal, not a save
+            raise LabelFormatError(f"cannot write this mark into {self.name} cleanly ({err}); nothing was written") from None
+        if isinstance(snap.doc, QrelsDoc):
+            # a qrels query exists only through its lines: removing its last one drops it
+            expected = {q: d for q, d in expected.items() if d}
+            got = {q: d for q, d in got.items() if d}
+            order_ok = sorted(got) == sorted(expected)
+        else:
+            order_ok = list(got) == list(expected)
+        if got != expected or not order_ok:
+            raise LabelFormatError(
+                f"cannot write {mark.chunk_id} → {word(mark.label)} for {mark.query_id} into {self.name} "
+                "cleanly (the edited file would not say exactly that); nothing was written"
+            )
+
+    def _sentence(self, mark: Mark, prev: tuple[str, int | None], notes: list[str], saved: bool) -> str:
+        what = word(mark.label)
+        if mark.label == "gold" and mark.grade is not None:
+            what += f" (grade {mark.grade})"
+        if mark.label == "none":
+            head = f"{mark.chunk_id}: label removed for {mark.query_id}"
+        else:
+            head = f"{mark.chunk_id} → {what} for {mark.query_id}"
+        extras = []
+        if prev[0] != "none" and prev[0] != mark.label:
+            extras.append(f"was {word(prev[0])}")
+        elif prev[0] == "gold" and mark.label == "gold" and prev[1] != mark.grade:
+            extras.append(f"was grade {1 if prev[1] is None else prev[1]}")
+        extras += notes
+        if extras:
+            head += f" ({'; '.join(extras)})"
+        return head + (f", saved to {self.name}" if saved else "")
+
+    def _apply(self, mark: Mark, kind: str, undoes: Op | None = None, retry_of: str | None = None,
+               unpatch: dict | None = None) -> Change:
+        self._check(mark)
+        # two reviewers marking the same file: the read, the edit and the rename happen under one lock, so
+        # each one re-reads the other's save and applies its mark on top of it
+        try:
+            with file_lock(self.path):
+                return self._apply_locked(mark, kind, undoes, retry_of, unpatch)
+        except LabelWriteError:
+            # the mark stays in memory (and, once journaled, in the journal) for retry()
+            if kind == "mark" and retry_of is None and not any(m == mark for m, _ in self._pending):
+                self._pending.append((mark, None))
+            raise
+
+    def _apply_locked(self, mark: Mark, kind: str, undoes: Op | None, retry_of: str | None,
+                      unpatch: dict | None) -> Change:
+        for _attempt in range(3):
+            snap = self._refresh(mark)
+            if not (kind == "undo" and isinstance(snap.doc, QrelsDoc)):  # undo may bring back a qrels query
+                self._require_query(snap.doc, mark.query_id)
+            prev = snap.doc.current(mark.query_id, mark.chunk_id)
+            if self._is_noop(snap.doc, mark) and kind == "mark":
+                self._journal_noop(mark, prev, retry_of)
+                said = word(mark.label) + (f" (grade {prev[1]})" if mark.label == "gold" and prev[1] is not None else "")
+                if mark.label == "none":
+                    sentence = f"{mark.chunk_id} has no label for {mark.query_id}; nothing to save"
+                else:
+                    sentence = f"{mark.chunk_id} is already {said} for {mark.query_id}; nothing to save"
+                before = judgment(*prev)
+                return Change(mark.query_id, mark.chunk_id, before, before, sentence, saved=False)
+            new_text = None
+            notes: list[str] = []
+            if unpatch is not None:
+                cand = _unpatch(snap.text, unpatch)
+                if cand is not None:
+                    try:
+                        self._verify(snap, cand, mark)
+                        new_text = cand
+                    except LabelFormatError:
+                        new_text = None
+            if new_text is None:
+                new_text, notes = self._plan(snap, mark)
+            new_raw = self._encode(new_text, snap.bom)
+            rec = {
+                "type": kind,
+                "id": uuid.uuid4().hex,
+                "file": self.name,
+                "query": mark.query_id,
+                "chunk": mark.chunk_id,
+                "label": mark.label,
+                "grade": mark.grade,
+                "prev_label": prev[0],
+                "prev_grade": prev[1],
+                "who": self.reviewer,
+                "when": utc_now(),
+                "run": mark.run,
+                "rank": mark.rank,
+                "before_sha256": snap.sha,
+                "after_sha256": sha(new_raw),
+                "patch": _patch(snap.text, new_text),
+            }
+            if undoes is not None:
+                rec["undoes"] = undoes.id
+            if retry_of is not None:
+                rec["retry_of"] = retry_of
+            sentence = self._sentence(mark, prev, notes, saved=True)
+            self._journal(rec, mark, retry_of)
+            try:
+                done = atomic_write(self.path, new_raw, snap.stat)
+            except LabelWriteError as err:
+                self._fail(rec, mark, err)
+                raise
+            if not done:  # changed on disk between our read and the rename: the op is void, go again
+                self._journal_quiet({"type": "failed", "id": rec["id"], "when": utc_now(), "error": "changed on disk; re-applied"})
+                self._replay.ops[rec["id"]].status = "failed"
+                self._replay.ops[rec["id"]].retried_by = "-"
+                continue
+            self._snap = _Snapshot(new_raw, sha(new_raw), done, snap.bom, new_text, self._parse(new_text))
+            self._journal_quiet({"type": "saved", "id": rec["id"], "when": utc_now()})
+            op = self._replay.ops[rec["id"]]
+            op.status = "saved"
+            if undoes is not None:
+                undoes.undone_by = rec["id"]
+            if retry_of is not None:
+                self._pending = [(m, i) for m, i in self._pending if i != retry_of]
+            return Change(mark.query_id, mark.chunk_id, judgment(*prev), judgment(mark.label, mark.grade),
+                          sentence, saved=True)
+        raise LabelConflictError(f"{self.name} keeps changing on disk; the mark was not written")
+
+    def _refresh(self, mark: Mark, check: bool = True) -> _Snapshot:
+        """The file as it is on disk now; if someone else changed it, their version (conflict-checked)."""
+        cur = self._read()
+        if cur.sha == self._snap.sha:
+            self._snap.stat = cur.stat
+            return self._snap
+        try:
+            cur.doc = self._parse(cur.text)
+        except LabelFormatError as err:
+            raise LabelConflictError(
+                f"{self.name} changed on disk and no longer reads as a label file ({err}); the mark was not written"
+            ) from None
+        old = self._snap.doc
+        if mark.query_id in old.order and mark.query_id not in cur.doc.order:
+            self._snap = cur
+            raise LabelConflictError(
+                f"{self.name} changed on disk and no longer has query {mark.query_id!r}; the mark was not written"
+            )
+        before = old.current(mark.query_id, mark.chunk_id)
+        now = cur.doc.current(mark.query_id, mark.chunk_id)
+        self._snap = cur
+        if check and before != now:
+            raise LabelConflictError(
+                f"{self.name} changed on disk: someone else set {mark.chunk_id} for {mark.query_id} to "
+                f"{word(now[0])} (it was {word(before[0])} here); the mark was not written, the file was re-read"
+            )
+        return cur
+
+    # ------------------------------------------------------------------ writing
+
+    # ------------------------------------------------------------------ the journal
+
+    def _journal(self, rec: dict, mark: Mark, retry_of: str | None) -> None:
+        try:
+            for d in self._deferred:
+                self.journal.append(d)
+            self._deferred = []
+            self.journal.append(rec)
+        except OSError as err:
+            if retry_of is None and not any(m == mark for m, _ in self._pending):
+                self._pending.append((mark, None))
+            raise LabelWriteError(
+                f"cannot save {self.path}: cannot write the journal {self.journal.path} "
+                f"({err.strerror or err}); the file was not changed, the mark is kept for retry()"
+            ) from None
+        self._replay.ops[rec["id"]] = Op(rec)
+        if retry_of in self._replay.ops:
+            self._replay.ops[retry_of].retried_by = rec["id"]
+
+    def _journal_quiet(self, rec: dict) -> bool:
+        try:
+            self.journal.append(rec)
+            return True
+        except OSError:
+            return False
+
+    def _journal_noop(self, mark: Mark, prev, retry_of) -> None:
+        rec = {
+            "type": "mark", "id": uuid.uuid4().hex, "file": self.name, "query": mark.query_id,
+            "chunk": mark.chunk_id, "label": mark.label, "grade": mark.grade, "prev_label": prev[0],
+            "prev_grade": prev[1], "who": self.reviewer, "when": utc_now(), "run": mark.run, "rank": mark.rank,
+            "noop": True,
+        }
+        if retry_of is not None:
+            rec["retry_of"] = retry_of
+        if self._journal_quiet(rec):
+            op = Op(rec, status="saved")
+            self._replay.ops[rec["id"]] = op
+            if retry_of in self._replay.ops:
+                self._replay.ops[retry_of].retried_by = rec["id"]
+        if retry_of is not None:
+            self._pending = [(m, i) for m, i in self._pending if i != retry_of]
+
+    def _fail(self, rec: dict, mark: Mark, err: Exception) -> None:
+        self._journal_quiet({"type": "failed", "id": rec["id"], "when": utc_now(), "error": str(err)})
+        op = self._replay.ops.get(rec["id"])
+        if op is not None:
+            op.status = "failed"
+        if rec["type"] == "mark":
+            retry_of = rec.get("retry_of")
+            if retry_of is not None:
+                # the retry failed again: the retry op is now the one to retry
+                self._pending = [(m, rec["id"] if i == retry_of else i) for m, i in self._pending]
+            else:
+                self._pending.append((mark, rec["id"]))
+
+    def _recover(self) -> None:
+        """Resolve journal ops whose save was never confirmed, from what the file now says."""
+        snap = self._snap
+        for op in self._replay.unconfirmed():
+            r = op.record
+            mark = _mark_of(r)
+            if snap.sha == r.get("after_sha256"):
+                applied = True
+            elif snap.sha == r.get("before_sha256"):
+                applied = False
+            else:
+                applied = _holds(snap.doc.current(mark.query_id, mark.chunk_id), mark)
+            when = r.get("when", "?")
+            desc = self._sentence(mark, (r.get("prev_label", "none"), r.get("prev_grade")), [], saved=False)
+            if applied:
+                op.status = "saved"
+                op.recovered = True
+                self._deferred.append({"type": "saved", "id": op.id, "when": utc_now(), "recovered": True})
+                if op.kind == "undo":
+                    target = self._replay.ops.get(r.get("undoes"))
+                    if target is not None:
+                        target.undone_by = op.id
+                self.recovery_notes.append(
+                    f"{'undo: ' if op.kind == 'undo' else ''}{desc} (journaled {when}) was saved to {self.name}, "
+                    "but the program stopped before confirming it; the file has it"
+                )
+            elif op.kind == "mark":
+                self._pending.append((mark, op.id))
+                self.recovery_notes.append(
+                    f"{desc} (journaled {when}) never reached {self.name}: the program stopped before saving it; "
+                    "retry() applies it, discard_pending() drops it"
+                )
+            else:
+                op.status = "failed"
+                self._deferred.append({"type": "failed", "id": op.id, "when": utc_now(), "error": "not saved (found on restart)"})
+                self.recovery_notes.append(
+                    f"undo: {desc} (journaled {when}) never reached {self.name}; the mark it meant to undo is still there"
+                )
+        for op in self._replay.failed():
+            if op.id not in [i for _, i in self._pending]:
+                mark = _mark_of(op.record)
+                self._pending.append((mark, op.id))
+                self.recovery_notes.append(
+                    f"{self._sentence(mark, (op.record.get('prev_label', 'none'), op.record.get('prev_grade')), [], False)} "
+                    f"could not be saved to {self.name} earlier; retry() applies it, discard_pending() drops it"
+                )
+
+    # ------------------------------------------------------------------ undo / retry
+
+    def undo(self) -> Change | None:
+        """Revert the last mark not yet undone (repeatable; survives restarts through the journal).
+
+        Byte for byte when the file still holds that mark's lines as written; otherwise the previous label
+        is set again with the same care as a mark. LabelConflictError when the chunk's label has changed
+        since (someone else's edit is never undone).
+        """
+        # a mark that changed nothing stays in the journal as a record of what was looked at, but `u` means
+        # "take back my last change": it goes to the last mark that changed the file
+        # and only this reviewer's own: another person's mark is never taken back (the journal knows who)
+        stack = [op for op in self._replay.undo_stack()
+                 if not op.record.get("noop") and op.record.get("who") == self.reviewer]
+        if not stack:
+            return None
+        op = stack[-1]
+        r = op.record
+        mark = _mark_of(r)
+        prev_label = r.get("prev_label") or "none"
+        back = Mark(mark.query_id, mark.chunk_id, prev_label, r.get("prev_grade") if prev_label == "gold" else None,
+                    mark.run, mark.rank)
+        snap = self._refresh(back, check=False)
+        now = snap.doc.current(mark.query_id, mark.chunk_id)
+        if not _holds(now, mark):
+            raise LabelConflictError(
+                f"cannot undo {mark.chunk_id} → {word(mark.label)} for {mark.query_id}: it is now "
+                f"{word(now[0])} in {self.name} (changed since); nothing was written"
+            )
+        change = self._apply(back, kind="undo", undoes=op, unpatch=r.get("patch"))
+        return dataclasses.replace(change, message="undid: " + change.message)
+
+    def retry(self) -> list[Change]:
+        """Apply again every mark that is journaled but not in the file. Returns one Change each."""
+        out = []
+        for mark, op_id in list(self._pending):
+            if op_id is None:
+                self._pending = [(m, i) for m, i in self._pending if not (m == mark and i is None)]
+                out.append(self._apply(mark, kind="mark"))
+            else:
+                out.append(self._apply(mark, kind="mark", retry_of=op_id))
+        return out
+
+    def discard_pending(self) -> int:
+        n = 0
+        for _mark, op_id in self._pending:
+            if op_id is not None:
+                self._journal_quiet({"type": "dropped", "id": op_id, "when": utc_now()})
+                if op_id in self._replay.ops:
+                    self._replay.ops[op_id].status = "dropped"
+            n += 1
+        self._pending = []
+        return n
+
+
+def _mark_of(r: dict) -> Mark:
+    return Mark(r["query"], r["chunk"], r["label"], r.get("grade"), r.get("run"), r.get("rank"))
+
+
+def _holds(now: tuple[str, int | None], mark: Mark) -> bool:
+    """Does a chunk's current (label, grade) say what `mark` set?"""
+    if now[0] != mark.label:
+        return False
+    if mark.label == "gold" and mark.grade is not None:
+        return (1 if now[1] is None else now[1]) == mark.grade
+    return True

@@ -1,0 +1,271 @@
+"""The ragdiff label file (DESIGN.md "File formats"), in YAML; the JSON label file (json_doc) is the same
+tree read the same way and edited in JSON's own syntax.
+
+    corpus: {path: corpus.jsonl, sha256: ...}
+    queries:
+      - id: q01            # optional; defaults to the text
+        text: refund window for ebooks
+        gold: [policy-14]  # or {policy-14: 3}; a list item may be {policy-14: 3}
+        evidence: [policy-2]
+        not_relevant: [policy-9]
+        regression: true
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragdiff.core import vocab
+from ragdiff.core.labels.document import LabelDoc, check_unique_here, read_chunks, scalar_text
+from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start
+from ragdiff.core.labels.errors import LabelFormatError
+from ragdiff.core.labels.spans import (
+    MappingNode,
+    Node,
+    ParseError,
+    ScalarNode,
+    SequenceNode,
+    compose_yaml,
+    content_end,
+    to_node,
+)
+
+SECTIONS = ((vocab.GOLD, 1), (vocab.EVIDENCE, 1), (vocab.NOT_RELEVANT, 0))  # (key, default grade)
+_TRUE = ("true", "yes", "on", "1")
+
+
+def item_id(n: Node) -> str | None:
+    if n.kind == "scalar":
+        return n.value
+    if n.kind == "map" and len(n.pairs) == 1 and n.pairs[0][0].kind == "scalar":
+        return n.pairs[0][0].value
+    return None
+
+
+def map_grade(label: str, grade: int | None) -> int:
+    """The grade a mark writes (and the loader then reads)."""
+    if label == vocab.GOLD:
+        return 1 if grade is None else grade
+    return 0 if label == vocab.NOT_RELEVANT else 1
+
+
+def quote_counts(nodes) -> str | None:
+    """The quote style most used among the scalars under these (PyYAML) nodes (None when none is quoted)."""
+    counts = {"'": 0, '"': 0}
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        cls = n.__class__
+        if cls is ScalarNode:
+            if n.style in counts:
+                counts[n.style] += 1
+        elif cls is SequenceNode:
+            stack.extend(n.value)
+        else:
+            for k, v in n.value:
+                stack.append(k)
+                stack.append(v)
+    if not any(counts.values()):
+        return None
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
+def is_label_file(root, json_style: bool) -> bool:
+    """The gold loader's rule: a map with `queries` (in JSON: whose value is a list) is a label file;
+    any other map is the short form {query: [chunk ids]}."""
+    for k, v in root.value:
+        if k.__class__ is ScalarNode and k.value == "queries":
+            return v.__class__ is SequenceNode if json_style else True
+    return False
+
+
+_SECTION_NAMES = frozenset(n for n, _ in SECTIONS)
+
+
+class YamlLabelDoc(LabelDoc):
+    fmt = "yaml"
+    shape = "label file"
+    kinds = vocab.MARKABLE
+    dialect = "yaml"
+
+    def __init__(self, path: Path, text: str, root=None):
+        super().__init__(path, text)
+        if root is None:
+            try:
+                root = compose_yaml(text)
+            except ParseError as err:
+                raise self.parse_error(err) from None
+        self.root = root
+        self.entries: dict[str, Node] = {}
+        self._read()
+
+    def _read(self) -> None:
+        root = self.root
+        check_unique_here(self, root)
+        top = {k.value: (k, v) for k, v in root.value if k.__class__ is ScalarNode}
+        key, queries = top["queries"]
+        if queries.__class__ is not SequenceNode:
+            raise self.error('"queries" must be a list of {id, text, gold}', self.line_of(key.start_mark.index))
+        if "corpus" in top:
+            corpus = top["corpus"][1]
+            if corpus.__class__ is MappingNode:
+                fields = {k.value: scalar_text(v) for k, v in corpus.value if k.__class__ is ScalarNode}
+                self.corpus = (fields.get("path"), fields.get("sha256"))
+            elif corpus.__class__ is ScalarNode:
+                self.corpus = (scalar_text(corpus), None)
+        seen: dict[str, int] = {}
+        line_of = self.line_of
+        for position, entry in enumerate(queries.value):
+            at = line_of(entry.start_mark.index)
+            if entry.__class__ is not MappingNode:
+                found = f"{entry.value!r:.40}" if entry.__class__ is ScalarNode else "a list"
+                raise self.error(f"query {position + 1}: expected a map with text and gold, found {found}", at)
+            check_unique_here(self, entry)
+            keys = {k.value: (k, v) for k, v in entry.value if k.__class__ is ScalarNode}
+            if "id" in keys:
+                qid = scalar_text(keys["id"][1])
+            else:
+                qid = scalar_text(keys["text"][1]) if "text" in keys else None
+            if qid is None or not qid.strip():
+                raise self.error(f"query {position + 1} has neither id nor text; expected at least one", at)
+            if qid in seen:
+                raise self.error(f"query {qid!r} appears twice (lines {seen[qid]} and {at}); expected each once", at)
+            seen[qid] = at
+            text = keys.get("text")
+            if text is not None and text[1].__class__ is not ScalarNode:
+                raise self.error(f"query {qid!r}: text must be a string", line_of(text[0].start_mark.index))
+            self.order.append(qid)
+            self.entries[qid] = entry
+            self.texts[qid] = scalar_text(text[1]) if text else None
+            reg = keys.get("regression")
+            self.regression[qid] = reg is not None and reg[1].__class__ is ScalarNode and \
+                reg[1].value.strip().lower() in _TRUE
+            held = self.judg[qid] = {}
+            # an entry without gold has no answer labelled yet: it is counted and listed as unanswerable
+            for name, default in SECTIONS:
+                if name not in keys:
+                    continue
+                k, v = keys[name]
+                for chunk, grade, line in read_chunks(self, v, f"query {qid!r} {name}", default,
+                                                      line_of(k.start_mark.index)):
+                    if chunk in held:
+                        self.add(qid, chunk, name, grade, line)  # raises: labelled twice
+                    held[chunk] = (name, 0 if name == vocab.NOT_RELEVANT else grade, line)
+
+    # ------------------------------------------------------------------ planning
+
+    def entry(self, qid: str) -> Node:
+        """The query's entry as Nodes, for the span editor."""
+        return to_node(self.entries[qid])
+
+    def sec_nodes(self, qid: str, entry: Node | None = None) -> dict[str, tuple[Node, Node]]:
+        entry = entry or self.entry(qid)
+        return {k.value: (k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value in _SECTION_NAMES}
+
+    def graded(self, qid: str) -> bool:
+        for k, v in self.entries[qid].value:
+            if k.__class__ is ScalarNode and k.value == vocab.GOLD:
+                return v.__class__ is MappingNode
+        return False
+
+    def quote_style(self) -> str | None:
+        return quote_counts(v for q in self.order for k, v in self.entries[q].value
+                            if k.__class__ is ScalarNode and k.value in _SECTION_NAMES)
+
+    def editor(self) -> _Edits:
+        return _Edits(self.text, self.dialect, self.quote_style(), ascii_only=self.text.isascii())
+
+    def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
+        ed = self.editor()
+        self._plan(ed, qid, chunk, label, grade)
+        return ed.result(), ed.notes
+
+    def _plan(self, ed: _Edits, qid: str, chunk: str, label: str, grade: int | None) -> None:
+        entry = self.entry(qid)
+        nodes = self.sec_nodes(qid, entry)
+        for s, (key, val) in nodes.items():
+            if val.is_null():
+                continue
+            elems = [item_id(n) for n in val.items] if val.kind == "seq" else [k.value for k, _ in val.pairs]
+            hits = [i for i, v in enumerate(elems) if v == chunk]
+            if hits and s != label:
+                ed.seq_remove(val, hits[0], key) if val.kind == "seq" else ed.map_remove(val, hits[0], key)
+        if label == "none":
+            return
+        if label in nodes:
+            key, val = nodes[label]
+            if val.is_null():
+                ed.fill_null(key, val, self.new_value(ed, chunk, label, grade))
+            elif val.kind == "seq":
+                ids = [item_id(n) for n in val.items]
+                present = chunk in ids
+                graded_item = present and val.items[ids.index(chunk)].kind == "map"
+                if label == vocab.GOLD and grade is not None and (grade != 1 or graded_item):
+                    if not graded_items(ed, val, chunk, grade):
+                        ed.seq_to_map(val, key, {chunk: grade} if present else {},
+                                      None if present else (chunk, grade))
+                        ed.notes.append(f"{qid}'s gold list became a graded map to hold grade {grade}")
+                elif not present:
+                    ed.seq_append(val, chunk)
+            elif val.kind == "map":
+                keys = [k.value for k, _ in val.pairs]
+                g = map_grade(label, grade)
+                if chunk in keys:
+                    ed.map_set(val, keys.index(chunk), g)
+                else:
+                    ed.map_append(val, chunk, g)
+            else:
+                raise LabelFormatError(f"{label} of {qid} is neither a list nor a map")
+            return
+        self.add_section_key(ed, entry, label, self.new_value(ed, chunk, label, grade))
+
+    def key_text(self, name: str) -> str:
+        return name
+
+    def new_value(self, ed: _Edits, chunk: str, label: str, grade: int | None) -> str:
+        if label == vocab.GOLD and grade is not None and grade != 1:
+            return "{" + ed.fmt_id(chunk) + ": " + ed.fmt_grade(grade) + "}"
+        return "[" + ed.fmt_id(chunk) + "]"
+
+    def add_section_key(self, ed: _Edits, entry: Node, name: str, value: str) -> None:
+        t = self.text
+        if entry.flow:
+            _k, lv = entry.pairs[-1]
+            ed.add(lv.end, lv.end, ", " + self.key_text(name) + ": " + value)
+            return
+        indent = None
+        for k, _v in entry.pairs:
+            prefix = t[_line_start(t, k.start) : k.start]
+            if prefix.strip(" \t") == "":
+                indent = prefix
+                break
+        if indent is None:
+            k0 = entry.pairs[0][0]
+            indent = " " * (k0.start - _line_start(t, k0.start))
+        order = ["id", "text", vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT]
+        before = set(order[: order.index(name)])
+        anchors = [(k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value in before]
+        _k, anchor = max(anchors, key=lambda kv: kv[0].start) if anchors else entry.pairs[-1]
+        pos = _eol_after(t, content_end(t, anchor))
+        ed.add(*_insert_line(t, pos, indent + name + ": " + value, ed.nl))
+
+
+def graded_items(ed: _Edits, seq: Node, chunk: str, grade: int) -> bool:
+    """A list that already holds graded items (`- {chunk: 3}`) takes one more, or regrades one, in place."""
+    if not any(n.kind == "map" for n in seq.items):
+        return False
+    ids = [item_id(n) for n in seq.items]
+    new = "{" + ed.fmt_id(chunk) + ed.default_kv + ed.fmt_grade(grade) + "}"
+    if chunk in ids:
+        n = seq.items[ids.index(chunk)]
+        if n.kind == "map":
+            v = n.pairs[0][1]
+            ed.add(v.start, v.end, ed.fmt_grade(grade))
+        else:
+            ed.add(n.start, n.end, new)
+        return True
+    if seq.flow:
+        ed._flow_append(seq, seq.items, [n.end for n in seq.items], new)
+    else:
+        ed.seq_append(seq, chunk, raw=new)
+    return True
