@@ -34,7 +34,8 @@ def probe(*argv: str, env: dict | None = None) -> dict:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["eval", "--help"], ["diff", "--help"],
-                                  ["review", "--help"], ["history", "--help"], ["report", "--help"]])
+                                  ["review", "--help"], ["history", "--help"], ["report", "--help"],
+                                  ["run", "--help"]])
 def test_help_loads_no_heavy_library(argv):
     got = probe(*argv)
     assert got["code"] == 0

@@ -49,8 +49,14 @@ def metric_list(text: str) -> list[Metric]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def add_input_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--gold", required=True, type=Path, help="gold set: label YAML, short form, qrels or BEIR folder")
+def add_input_options(parser: argparse.ArgumentParser, gold_positional: bool = False) -> None:
+    """The options every scoring command takes; `gold_positional` makes the gold set the first argument
+    (`ragdiff run GOLD`) instead of --gold."""
+    gold_help = "gold set: label YAML, short form, qrels or BEIR folder"
+    if gold_positional:
+        parser.add_argument("gold", type=Path, metavar="GOLD", help=gold_help)
+    else:
+        parser.add_argument("--gold", required=True, type=Path, help=gold_help)
     parser.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the gold set's format outright")
     parser.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
     parser.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")

@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     eval_cmd.add_parser(subparsers)
-    for module in ("diff_cmd", "report_cmd", "history_cmd", "review_cmd", "labels_cmd", "export_cmd"):
+    for module in ("diff_cmd", "report_cmd", "run_cmd", "history_cmd", "review_cmd", "labels_cmd", "export_cmd"):
         try:
             mod = __import__(f"ragdiff.cli.{module}", fromlist=["add_parser"])
         except ModuleNotFoundError as err:
@@ -34,7 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    # `ragdiff run GOLD [options] -- COMMAND ...`: what follows the first -- is the retriever's command line,
+    # kept whole (its own options included) rather than parsed as ragdiff's
+    retriever = None
+    if argv[:1] == ["run"] and "--" in argv:
+        cut = argv.index("--")
+        argv, retriever = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    if retriever is not None:
+        args.retriever = retriever
     try:
         return args.handler(args)
     except UsageError as err:

@@ -1,0 +1,190 @@
+"""`ragdiff run GOLD [--corpus C] [--log HISTORY.csv] [--timeout S] -- COMMAND ...`: the lesson's "wire the
+retrieval eval to one command and run it on every change".
+
+The gold queries go to COMMAND's stdin as JSONL, its stdout is the run; the run is saved under a name with its
+time, evaluated, appended to the history, and diffed against the last run the history logged. A retriever that
+fails, hangs past --timeout or prints a malformed line is reported by query and line, and nothing is saved or
+logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ragdiff.cli.common import add_input_options, metric_list, positive_int, stdout_console, warn
+
+DEFAULT_TIMEOUT = 600.0
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run", help="run your retriever on the gold queries, then eval, log and diff against the last run",
+        usage="ragdiff run GOLD [options] -- COMMAND [ARG ...]",
+        description="Send every gold query to COMMAND as JSONL on its stdin ({\"query_id\", \"query\"} a line) "
+                    "and read a JSONL run from its stdout ({\"query_id\", \"results\": [...]} a line). The run is "
+                    "saved under a name with its time, evaluated, logged (--log) and diffed against the last "
+                    "logged run. Nothing is saved or logged when the retriever fails, hangs or prints a "
+                    "malformed line.")
+    add_input_options(parser, gold_positional=True)
+    parser.add_argument("--log", type=Path, metavar="HISTORY.csv",
+                        help="append the run's row here, and diff against the last run it logged")
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                        help=f"stop the retriever after S seconds (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--name", help="the run's name (default: the command's file name)")
+    parser.add_argument("--out-dir", type=Path, metavar="DIR",
+                        help="where to save the run as NAME-YYYYMMDDTHHMMSSZ.jsonl (default: runs/ beside the history "
+                             "file, else ./runs)")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE.jsonl", help="save the run exactly here instead")
+    parser.add_argument("--metrics", type=metric_list, help="comma-separated metrics (default as eval)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document: {\"saved\", \"eval\", \"against\", \"diff\"}")
+    parser.add_argument("--fail-on-regression", action="store_true",
+                        help="exit 1 when the diff against the last logged run finds a regression (as diff does)")
+    parser.add_argument("--show", type=positive_int, default=20, metavar="N", help="flips listed per group")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ragdiff.cli import diff_cmd
+    from ragdiff.cli.common import check_run_matches_corpus, corpus_warning, settings_from
+    from ragdiff.cli.eval_cmd import eval_document, print_tables
+    from ragdiff.core import report
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.diff import compare, diff_metrics
+    from ragdiff.core.errors import InputError, UsageError
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.history import append_runs, load_history
+    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.retriever import Query, RetrieverError, ask
+    from ragdiff.core.runs import load_run
+    from ragdiff.core.textio import write_atomic
+
+    command = getattr(args, "retriever", None) or []
+    if not command:
+        raise UsageError("no retriever command: give it after --, e.g. ragdiff run gold.yaml -- python retrieve.py")
+    settings = settings_from(args)
+    gold = load_gold(args.gold, args.gold_format)
+    warning = corpus_warning(gold, args.corpus)
+    previous = None
+    if args.log is not None and args.log.exists() and args.log.stat().st_size > 0:
+        history = load_history(args.log)  # a broken history stops the run before the retriever is asked
+        previous = history.rows[-1] if history.rows else None
+
+    queries = [Query(q, t if t is not None else q) for q, t in gold.queries.select("query_id", "text").iter_rows()]
+    stamp = datetime.now(timezone.utc)
+    name = args.name or _default_name(command)
+    if args.output is not None:
+        target = args.output
+    else:
+        folder = args.out_dir or ((args.log.parent if str(args.log.parent) else Path(".")) / "runs" if args.log
+                                  else Path("runs"))
+        target = folder / f"{name}-{stamp.strftime('%Y%m%dT%H%M%SZ')}.jsonl"
+        n = 2
+        while target.exists():  # two runs in one second keep both files
+            target = folder / f"{name}-{stamp.strftime('%Y%m%dT%H%M%SZ')}-{n}.jsonl"
+            n += 1
+    try:
+        answer = ask(command, queries, args.timeout)
+    except RetrieverError as err:
+        print(f"ragdiff run: {err}; nothing was saved or logged", file=sys.stderr)
+        return 2
+
+    # the output is good line by line: save it whole, then read it back as any run is read
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, answer.output)
+    try:
+        new = load_run(target, "jsonl", keep_first=args.keep_first, name=name)
+    except InputError as err:
+        target.unlink(missing_ok=True)
+        line = f" (stdout line {err.line}, the answer to query {_query_at(answer, err.line)})" if err.line else ""
+        raise InputError(None, f"the retriever's output{line}: {err.message}; nothing was saved or logged") from None
+    metrics = args.metrics or default_metrics(settings.k, settings.depth)
+    ev = evaluate(new, gold, settings, metrics)
+    warnings = [warning]
+    if args.corpus:
+        warnings.append(check_run_matches_corpus(new, Corpus(args.corpus)))
+    if answer.unanswered:
+        few = ", ".join(answer.unanswered[:5]) + (" …" if len(answer.unanswered) > 5 else "")
+        warnings.append(f"warning: the retriever answered {len(answer.answered)} of {len(queries)} queries; "
+                        f"the other {len(answer.unanswered)} score 0 ({few})")
+    for w in filter(None, warnings):
+        warn(w)
+
+    # the diff against the last logged run, before this one is logged
+    diff_doc = None
+    failures: list[str] = []
+    against = None
+    if previous is not None:
+        old_path = Path(previous.get("run_path"))
+        if not old_path.is_file():
+            warn(f"warning: the last logged run {previous.run} ({old_path}, {args.log} line {previous.line}) is "
+                 "not there any more: no diff")
+        else:
+            old = load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
+            if old.name == target.stem:
+                old.name = f"{old.name} (before)"
+            new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)
+            against = str(old_path)
+            dm = args.metrics or diff_metrics(settings.k, settings.depth)
+            d = compare(evaluate(old, gold, settings, dm), evaluate(new_named, gold, settings, dm), gold=gold)
+            diff_doc = report.document([d], str(old_path), [str(target)], str(args.gold))
+            failures = d.failures() if args.fail_on_regression else []
+    if args.log is not None:
+        append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
+
+    if args.json:
+        print(json.dumps({"saved": str(target), "command": command, "answered": len(answer.answered),
+                          "unanswered": answer.unanswered, "logged": str(args.log) if args.log else None,
+                          "eval": eval_document([ev], False), "against": against, "diff": diff_doc},
+                         ensure_ascii=False, indent=2))
+    else:
+        console = stdout_console()
+        console.print(f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {len(queries)} "
+                      f"queries; saved {target}" + (f", logged in {args.log}" if args.log else ""),
+                      markup=False, highlight=False, soft_wrap=True)
+        print_tables([ev], False)
+        if diff_doc is not None:
+            console.print()
+            diff_cmd.print_report(diff_doc, args.show)
+        elif args.log is not None:
+            console.print(f"(the first run logged in {args.log}: nothing to diff against yet)", markup=False,
+                          highlight=False, soft_wrap=True)
+    if failures:
+        for reason in failures:
+            warn(f"regression: {reason}")
+        return 1
+    return 0
+
+
+def _query_at(answer, line: int) -> str:
+    """The query id a stdout line answered, from the checked output."""
+    for number, raw in enumerate(answer.output.split(b"\n"), start=1):
+        if number == line:
+            try:
+                return repr(str(json.loads(raw)["query_id"]))
+            except (ValueError, KeyError, TypeError):
+                break
+    return "?"
+
+
+def _default_name(command: list[str]) -> str:
+    """The script's name (`python retrieve.py` -> retrieve), else the program's."""
+    for part in command[1:]:
+        if not part.startswith("-") and Path(part).is_file():
+            return Path(part).stem
+    return Path(command[0]).stem or "run"

@@ -1,0 +1,159 @@
+"""`ragdiff run GOLD -- COMMAND`: the gold queries to a retriever's stdin, its run from stdout; saved, scored,
+logged and diffed — or, when the retriever fails, hangs or prints a malformed line, nothing saved or logged."""
+
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ragdiff.cli.main import main
+from ragdiff.core.gold import load_gold
+from ragdiff.core.history import append_runs, load_history
+from ragdiff.core.metrics import EvalSettings, evaluate
+from ragdiff.core.runs import load_run
+
+HERE = Path(__file__).resolve().parent
+SAMPLE = HERE.parent / "sample_runs"
+GOLD = SAMPLE / "gold.yaml"
+RETRIEVERS = HERE / "retrievers"
+
+
+def retriever(name: str, *extra) -> list[str]:
+    return [sys.executable, str(RETRIEVERS / f"{name}.py"), *map(str, extra)]
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def logged(tmp_path):
+    """A history with bm25 logged, as `eval --log` writes it."""
+    log = tmp_path / "history.csv"
+    gold = load_gold(GOLD)
+    append_runs(log, [evaluate(load_run(SAMPLE / "bm25.jsonl"), gold, EvalSettings())], gold)
+    return log
+
+
+def test_replayed_run_is_saved_scored_logged_and_diffed(tmp_path, capsys, logged):
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", logged, "--json", "--", *retriever("replay"))
+    assert code == 0, err
+    doc = json.loads(out)
+    saved = Path(doc["saved"])
+    # saved under a name with its time, beside the history in runs/
+    assert saved.parent == tmp_path / "runs"
+    assert saved.name.startswith("replay-") and saved.name.endswith("Z.jsonl")
+    # the run file holds what dense.jsonl holds
+    ours = load_run(saved).frame.select("query_id", "chunk_id", "rank")
+    theirs = load_run(SAMPLE / "dense.jsonl").frame.select("query_id", "chunk_id", "rank")
+    assert ours.equals(theirs)
+    # scored as `eval` scores dense.jsonl
+    code, js, _ = run_cli(capsys, "eval", SAMPLE / "dense.jsonl", "--gold", GOLD, "--json")
+    assert doc["eval"]["runs"][0]["metrics"] == json.loads(js)["runs"][0]["metrics"]
+    # one history row appended, with those numbers and the saved path
+    history = load_history(logged)
+    assert [r.run for r in history.rows] == ["bm25", "replay"]
+    row = history.rows[-1]
+    assert row.get("run_path") == str(saved)
+    for name, value in json.loads(js)["runs"][0]["metrics"].items():
+        assert row.metrics[name] == pytest.approx(value, abs=1e-9)
+    # diffed against the last logged run: the same flips and p-values as `diff bm25 dense`
+    assert doc["against"] == str(SAMPLE / "bm25.jsonl")
+    code, js, _ = run_cli(capsys, "diff", SAMPLE / "bm25.jsonl", SAMPLE / "dense.jsonl", "--gold", GOLD, "--json")
+    expected = json.loads(js)
+    assert doc["diff"]["flips"] == expected["flips"]
+    assert {m: v["p_value"] for m, v in doc["diff"]["metrics"].items()} == \
+        {m: v["p_value"] for m, v in expected["metrics"].items()}
+
+
+def test_second_run_diffs_against_the_first_and_the_text_report(tmp_path, capsys, logged):
+    assert run_cli(capsys, "run", GOLD, "--log", logged, "--", *retriever("replay"))[0] == 0
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", logged, "--", *retriever("replay", SAMPLE / "rrf.jsonl"))
+    assert code == 0, err
+    rows = load_history(logged).rows
+    assert len(rows) == 3 and rows[1].get("run_path") != rows[2].get("run_path")
+    assert f"A {Path(rows[1].get('run_path')).stem}" in out  # the diff is against the previous run, not bm25
+    assert "answered 72 of 72 queries" in out and "Verdict" in out
+
+
+def test_first_run_without_history_says_nothing_to_diff(tmp_path, capsys):
+    log = tmp_path / "new.csv"
+    code, out, _ = run_cli(capsys, "run", GOLD, "--log", log, "-o", tmp_path / "r.jsonl", "--", *retriever("replay"))
+    assert code == 0
+    assert "nothing to diff against yet" in out
+    assert (tmp_path / "r.jsonl").is_file() and len(load_history(log).rows) == 1
+
+
+def nothing_written(tmp_path: Path, log: Path, rows_before: int) -> None:
+    assert len(load_history(log).rows) == rows_before
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").iterdir())
+
+
+def test_retriever_exiting_midway_is_named_and_nothing_is_logged(tmp_path, capfd, logged):
+    capfd.readouterr()
+    code = main(["run", str(GOLD), "--log", str(logged), "--", *retriever("fail_midway")])
+    out, err = capfd.readouterr()
+    assert code == 2
+    assert "exited with status 1 after printing 3 of 72 answers" in err
+    assert "q04" in err and "convert UTC timestamp to local time" in err  # the query it failed on
+    assert "index not found while answering q04" in err  # its own stderr reaches the user
+    assert "nothing was saved or logged" in err and "Traceback" not in err
+    nothing_written(tmp_path, logged, 1)
+
+
+def test_malformed_line_is_named_by_line_and_query(tmp_path, capsys, logged):
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", logged, "--", *retriever("malformed"))
+    assert code == 2 and out == ""
+    assert "stdout line 5 is not JSON" in err and "DEBUG embedding" in err
+    assert "q05" in err and "TLS verify hostname certificate" in err
+    nothing_written(tmp_path, logged, 1)
+
+
+def test_hanging_retriever_is_stopped_at_the_timeout(tmp_path, capsys, logged):
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--timeout", "1", "--", *retriever("hang"))
+    assert code == 2
+    assert "did not finish within 1 s" in err and "printed 2 of 72 answers" in err and "q03" in err
+    nothing_written(tmp_path, logged, 1)
+
+
+def test_output_lines_that_are_json_but_not_answers(tmp_path, capsys, logged):
+    script = tmp_path / "odd.py"
+    cases = {
+        '["not", "an", "object"]': "stdout line 1 is not a run line",
+        '{"query_id": "zz", "results": []}': "answers query_id 'zz', which was not sent",
+        '{"query_id": "q01"}': 'has no "results" list',
+        '{"query_id": "q01", "results": [{"score": 1}]}': "stdout line 1",
+    }
+    for line, message in cases.items():
+        script.write_text(f"import sys\nsys.stdin.read()\nprint({line!r})\n")
+        code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--", sys.executable, script)
+        assert code == 2, line
+        assert message in err, (line, err)
+        assert "nothing was saved or logged" in err and "Traceback" not in err
+        nothing_written(tmp_path, logged, 1)
+
+
+def test_command_that_cannot_start_and_no_command(tmp_path, capsys, logged):
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--", tmp_path / "no-such-retriever")
+    assert code == 2 and "cannot start the retriever" in err
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged)
+    assert code == 2 and "no retriever command" in err
+    nothing_written(tmp_path, logged, 1)
+
+
+def test_fail_on_regression_against_the_last_logged_run(tmp_path, capsys):
+    # the last logged run finds everything; the new one is a retriever that returns nothing relevant
+    log = tmp_path / "h.csv"
+    assert run_cli(capsys, "eval", SAMPLE / "rrf.jsonl", "--gold", GOLD, "--log", log)[0] == 0
+    junk = tmp_path / "junk.jsonl"
+    ids = pl.read_ndjson(SAMPLE / "rrf.jsonl").get_column("query_id").to_list()
+    junk.write_text("".join(json.dumps({"query_id": q, "results": [f"nothing-{q}"]}) + "\n" for q in ids))
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", log, "--fail-on-regression", "--",
+                           *retriever("replay", junk))
+    assert code == 1
+    assert "regression:" in err and "dropped" in err
+    assert len(load_history(log).rows) == 2  # a regression is still a run worth logging
