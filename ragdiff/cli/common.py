@@ -155,6 +155,13 @@ def stdout_console() -> Console:
     return Console(highlight=False, soft_wrap=False)
 
 
+def table_console() -> Console:
+    """For tables: a terminal gets what fits, a pipe or a file the whole table (no cell cut, no wrap)."""
+    from rich.console import Console
+
+    return stdout_console() if is_tty() else Console(highlight=False, soft_wrap=False, width=400)
+
+
 def warn(message: str) -> None:
     # plain print: one unwrapped line that scripts can grep
     print(message, file=sys.stderr)
