@@ -15,11 +15,7 @@ from pathlib import Path
 from ragdiff.core import vocab
 from ragdiff.core.journal import Journal, JOURNAL_SUFFIX, journal_path, replay
 
-try:  # the label package's public name (ragdiff/core/labels/); the single-module writer called it _judgment
-    from ragdiff.core.labels import Judgment, judgment
-except ImportError:  # pragma: no cover - until the label package lands
-    from ragdiff.core.labels import Judgment
-    from ragdiff.core.labels import _judgment as judgment
+from ragdiff.core.labels import Judgment, judgment
 
 # what became of an op, in words a person reads
 SAVED, NO_CHANGE, FAILED, DROPPED, UNCONFIRMED = "saved", "no change", "failed", "dropped", "not confirmed"
