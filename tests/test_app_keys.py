@@ -180,3 +180,25 @@ async def test_g_then_a_digit_is_one_mark_one_u(lesson, settled):
         await type_fast(pilot, "g", "j", "k", "2")
         await type_fast(pilot, "u")
         assert app.model.label_of("q1", "policy-31")[0] == "gold"  # one u took back only the grade mark
+
+
+async def test_the_header_keeps_its_height_while_p_values_are_recomputed(sample_runs, tmp_path, screen, settled):
+    """A mark makes the p-values stale; until they are back the header says p=… — on the same lines, so
+    every pane stays where it was."""
+    folder = demo_copy(sample_runs, tmp_path)
+    app = sample_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        header, panes = app.query_one("#header"), app.query_one("#panes")
+        before = (header.region, panes.region)
+        assert app.model.header.verdicts_ready and "p=…" not in "\n".join(screen(app)[:4])
+        held = []
+        app._start_verdicts = lambda delay=0.0: held.append(delay)  # the p-values do not come back yet
+        await type_fast(pilot, "tab", "x")
+        assert held and not app.model.header.verdicts_ready
+        assert "p=…" in "\n".join(screen(app)[:4])
+        assert (header.region, panes.region) == before
+        del app._start_verdicts
+        app._start_verdicts()
+        await settled(pilot)
+        assert app.model.header.verdicts_ready and (header.region, panes.region) == before

@@ -236,3 +236,59 @@ def test_which_k_curve_is_recall_at_every_k(tmp_path):
     for run, curve in ((run_a, curve_a), (run_b, curve_b)):
         means = evaluate(run, gold, settings, metrics).means
         assert curve == [means[f"recall@{j}"] for j in range(1, 51)]
+
+
+def model_state(model, queries):
+    """Everything the screen reads from the model, for comparing two models."""
+    header = [(m.name, m.a, m.b, m.delta, m.worth) for m in model.header.metrics]
+    return {
+        "header": header, "scored": model.header.scored, "unanswerable": model.header.unanswerable,
+        "rows": model.rows, "counts": model.filter_counts(),
+        "visible": {key: model.visible(key) for key, _ in FILTERS},
+        "ranked": {(q, s): model.ranked(q, s) for q in queries for s in "ab"},
+        "missed": {(q, s): model.missed_gold(q, s) for q in queries for s in "ab"},
+        "labels": {q: [model.label_of(q, r.chunk_id) for r in model.ranked(q, "a")] for q in queries},
+        "which_k": model.which_k(),
+    }
+
+
+def test_a_change_updates_the_model_as_a_fresh_load_would(sample_runs, tmp_path, k=2):
+    """The model takes each mark's Change (no re-read): after marks that add, regrade, replace, remove the
+    last gold of a query (it becomes unanswerable), give an unanswerable query its first gold, and undo,
+    every number and row the screen reads equals a model built from the written file."""
+    import random
+    import shutil
+
+    from ragdiff.core.labels import LabelFile, Mark
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    paths = {"a": tmp_path / "bm25.jsonl", "b": tmp_path / "dense.jsonl", "gold": tmp_path / "gold.yaml"}
+    model = make_model(paths, k=k)
+    file = LabelFile(paths["gold"], reviewer="tester")
+    rng = random.Random(11)
+    queries = [q for q in model.visible("all")]
+    unanswerable = model.visible("unanswerable")
+    marks = []
+    for qid in rng.sample(queries, 4):
+        rows = model.ranked(qid, "a")
+        for row in rng.sample(rows, 2):
+            marks.append(Mark(qid, row.chunk_id, rng.choice(["gold", "evidence", "not_relevant"]),
+                              run="bm25", rank=row.rank))
+    first = queries[0]  # every relevant chunk of one query marked not relevant: it becomes unanswerable
+    for chunk, _, _ in list(model._label_index.get(first, [])):
+        marks.append(Mark(first, chunk, "not_relevant"))
+    if unanswerable:
+        marks.append(Mark(unanswerable[0], model.ranked(unanswerable[0], "b")[0].chunk_id, "gold", grade=2))
+    marks.append(Mark(queries[1], model.ranked(queries[1], "b")[0].chunk_id, "gold", grade=3))
+    marks.append(Mark(queries[2], model.ranked(queries[2], "a")[0].chunk_id, "none"))  # judged -> unjudged@k
+    touched = {m.query_id for m in marks}
+    for mark in marks:
+        change = file.apply(mark)
+        if change.saved:
+            model.apply_change(change)
+    assert first in model.visible("unanswerable") and queries[2] in model.visible("unjudged")
+    for _ in range(3):
+        model.apply_change(file.undo())
+    fresh = make_model(paths, k=k)
+    assert model_state(model, touched) == model_state(fresh, touched)

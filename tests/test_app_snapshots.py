@@ -48,3 +48,23 @@ def test_unanswerable_query(lesson, snap_compare):
 def test_which_k_screen(lesson, snap_compare):
     """`w`: recall@j of A and B from 1 to depth, k and depth marked, the reranker's opportunity in words."""
     assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["w"])
+
+
+def test_header_while_p_values_are_recomputed(sample_runs, tmp_path, snap_compare):
+    """The demo after a mark, caught before the p-values are back: p=… stands where each verdict will be,
+    on the same three header lines as before the mark (bench/REVIEW.md, "Marks")."""
+    import shutil
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    app = ReviewApp(ReviewInputs(run_a=tmp_path / "bm25.jsonl", run_b=tmp_path / "dense.jsonl",
+                                 gold=tmp_path / "gold.yaml", settings=EvalSettings(k=5, depth=50),
+                                 corpus=tmp_path / "corpus.jsonl", reviewer="tester"))
+
+    async def mark_and_hold(pilot):
+        await _settle(pilot)
+        app._start_verdicts = lambda delay=0.0: None  # the recomputation is held back for the picture
+        await pilot.press("tab", "x")
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=mark_and_hold)

@@ -137,8 +137,7 @@ class ReviewApp(App[int]):
         self.active_side = "a"
         self.failure: str | None = None
         self.load_seconds: float | None = None
-        self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, reload=self._reload_gold,
-                                    track=self._track_job)
+        self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, track=self._track_job)
         self.searching = False  # keys go to the search line (the app types them in as they arrive)
         self._shown: Target | None = None  # the chunk the chunk pane shows
         self._keys = 0  # keys received: a grade digit refines a `g` only as the very next key
@@ -654,14 +653,11 @@ class ReviewApp(App[int]):
         """Each label job is also a Textual worker, so `workers.wait_for_complete()` waits for the writes."""
         self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
 
-    def _reload_gold(self):
-        from ragdiff.core.gold import load_gold
-
-        return load_gold(self.inputs.gold, self.inputs.gold_format)
-
     def on_mark_done(self, message: MarkDone) -> None:
-        if message.gold is not None and self.model is not None:
-            self.model.set_gold(message.gold)
+        changed = [c for c in message.changes if c.saved]
+        if changed and self.model is not None:
+            for change in changed:  # the model takes the one judgment each; nothing is read from disk
+                self.model.apply_change(change)
             self.show_numbers()
             self._start_verdicts()
         self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))

@@ -49,9 +49,8 @@ class VerdictsReady(Message):
 
 @dataclass
 class MarkDone(Message):
-    """A label was written (or refused): the status sentence, what changed, and the gold set reloaded."""
+    """A label job finished: the status sentence and what changed (the model applies each Change)."""
 
     status: str
-    gold: Any  # Gold | None (None: nothing changed on disk)
     error: bool = False
     changes: list = field(default_factory=list)  # ragdiff.core.labels.Change, in the order they were made

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from ragdiff.core.diff import compare
+from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
 from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, prepare, recall_curve, score
+from ragdiff.core import vocab
+from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, prepare,
+                                  recall_curve, score)
 from ragdiff.core.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
@@ -138,7 +140,7 @@ def header_metrics(k: int, depth: int) -> list[Metric]:
 
 
 class ReviewModel:
-    """Two runs against one gold set at one k. Call `set_k` to change k, `set_gold` after a label changes."""
+    """Two runs against one gold set at one k. Call `set_k` to change k, `apply_change` after a mark."""
 
     def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64):
         self.run_a = run_a
@@ -155,39 +157,32 @@ class ReviewModel:
     # ---- per gold set -------------------------------------------------------------------------------------
 
     def set_gold(self, gold: Gold) -> None:
-        """Rebuild the label-dependent tables (after loading, and after every mark), then recompute at k."""
+        """Build the label-dependent tables (once, after loading), then compute at k. After a mark use
+        `apply_change`, which updates the one judgment instead."""
         self.gold = gold
         self._generation += 1
         settings = self.settings
-        judgments = gold.judgments.select("query_id", "chunk_id", "grade", "level")
-        effective = gold.qrels(settings.level).rename({"grade": "effective"})
-        labels = judgments.join(effective, on=["query_id", "chunk_id"], how="left")
+        labels = self._labels(gold)
         frame_a = aligned_frame(self.run_a, gold).select("query_id", "chunk_id", "score", "rank")
         frame_b = aligned_frame(self.run_b, gold).select("query_id", "chunk_id", "score", "rank")
         self._frames = {}
         self._index = {}
         for side, mine, other in (("a", frame_a, frame_b), ("b", frame_b, frame_a)):
-            joined = (
+            base = (
                 mine.join(other.select("query_id", "chunk_id", pl.col("rank").alias("other_rank")),
                           on=["query_id", "chunk_id"], how="left")
-                .join(labels, on=["query_id", "chunk_id"], how="left")
-                .with_columns(relevant=(pl.col("effective") >= settings.threshold).fill_null(False),
-                              judged=(pl.col("grade") >= 0).fill_null(False))
                 .sort(["query_id", "rank"])
                 .with_row_index("row")
             )
+            joined = self._labelled(base, labels)
             self._frames[side] = joined
             starts = joined.group_by("query_id").agg(pl.col("row").min().alias("start"), pl.len().alias("n"))
             self._index[side] = {q: (s, n) for q, s, n in starts.iter_rows()}
-        relevant_labels = labels.with_columns(
-            relevant=(pl.col("effective") >= settings.threshold).fill_null(False)
-        ).sort(["query_id", "effective", "chunk_id"], descending=[False, True, False])
         # (query, chunk) -> (level, grade): the chunk pane asks on every cursor move, a dict answers at once
         self._label_of = {(q, c): (lv, g) for q, c, lv, g in
-                          judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
+                          labels.select("query_id", "chunk_id", "level", "grade").iter_rows()}
         self._label_index: dict[str, list[tuple[str, int, str]]] = {}
-        for qid, chunk, grade, level in relevant_labels.filter(pl.col("relevant")).select(
-                "query_id", "chunk_id", "grade", "level").iter_rows():
+        for qid, chunk, grade, level in self._relevant(labels).iter_rows():
             self._label_index.setdefault(qid, []).append((chunk, grade, level))
         queries = gold.queries.sort("position")
         self._query_text = {
@@ -202,10 +197,98 @@ class ReviewModel:
         # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
         self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
         self._curves = None
-        self._unjudged = {side: frame.filter(~pl.col("judged") & (pl.col("rank") <= settings.depth))
-                          .select("query_id", "rank") for side, frame in self._frames.items()}
+        self._unjudged = {side: self._unjudged_rows(frame) for side, frame in self._frames.items()}
         self._row_cache.clear()
         self.set_k(self.settings.k)
+
+    def _labels(self, gold: Gold) -> pl.DataFrame:
+        """query_id, chunk_id, grade, level (as labelled) and effective (the grade scored at the level)."""
+        judgments = gold.judgments.select("query_id", "chunk_id", "grade", "level")
+        effective = gold.qrels(self.settings.level).rename({"grade": "effective"})
+        return judgments.join(effective, on=["query_id", "chunk_id"], how="left")
+
+    def _labelled(self, base: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
+        """Ranked rows (in their order) with each chunk's label, whether it counts relevant, whether judged."""
+        return (base.join(labels, on=["query_id", "chunk_id"], how="left", maintain_order="left")
+                .with_columns(relevant=(pl.col("effective") >= self.settings.threshold).fill_null(False),
+                              judged=(pl.col("grade") >= 0).fill_null(False)))
+
+    def _relevant(self, labels: pl.DataFrame) -> pl.DataFrame:
+        """The relevant judgments, best first per query: what "missed gold" lists."""
+        return (labels.filter((pl.col("effective") >= self.settings.threshold).fill_null(False))
+                .sort(["query_id", "effective", "chunk_id"], descending=[False, True, False])
+                .select("query_id", "chunk_id", "grade", "level"))
+
+    def _unjudged_rows(self, frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.filter(~pl.col("judged") & (pl.col("rank") <= self.settings.depth)).select("query_id", "rank")
+
+    # ---- one judgment changed -----------------------------------------------------------------------------
+
+    def apply_change(self, change) -> None:
+        """A mark's `ragdiff.core.labels.Change`: that one (query, chunk) judgment is now `change.after`.
+
+        Only that query's rows are relabelled (its slice of each run's frame, its labels, its judged rows in
+        the prepared runs); then the numbers at k are scored again from the prepared runs, as a k change
+        does. Nothing is read from disk.
+        """
+        qid, chunk = change.query_id, change.chunk_id
+        after = change.after
+        judgments = self.gold.judgments
+        keep = ~((pl.col("query_id") == qid) & (pl.col("chunk_id") == chunk))
+        mine = judgments.filter(pl.col("query_id") == qid).filter(keep)
+        if after.kind in (vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT):
+            row = pl.DataFrame({"query_id": [qid], "chunk_id": [chunk], "grade": [after.grade],
+                                "level": [after.kind]}, schema={c: judgments.schema[c] for c in
+                                                                 ("query_id", "chunk_id", "grade", "level")})
+            mine = pl.concat([mine, row], how="diagonal_relaxed").select(judgments.columns)
+            self._label_of[(qid, chunk)] = (after.kind, after.grade)
+        else:  # unjudged (an undo back to nothing)
+            self._label_of.pop((qid, chunk), None)
+        self.gold = replace(self.gold, judgments=pl.concat([judgments.filter(pl.col("query_id") != qid), mine],
+                                                           how="diagonal_relaxed"))
+        # that query alone, as a gold set of one query: the same rules (qrels, prepare) as the whole set
+        one = replace(self.gold, queries=self.gold.queries.filter(pl.col("query_id") == qid), judgments=mine)
+        labels = self._labels(one)
+        self._label_index[qid] = [(c, g, lv) for _, c, g, lv in self._relevant(labels).iter_rows()]
+        if not self._label_index[qid]:
+            del self._label_index[qid]
+        for side in ("a", "b"):
+            start, n = self._index[side].get(qid, (0, 0))
+            if n:
+                frame = self._frames[side]
+                part = self._labelled(frame.slice(start, n).select(
+                    "row", "query_id", "chunk_id", "score", "rank", "other_rank"), labels)
+                self._frames[side] = pl.concat([frame.slice(0, start), part, frame.slice(start + n)])
+                self._unjudged[side] = pl.concat([self._unjudged[side].filter(pl.col("query_id") != qid),
+                                                  self._unjudged_rows(part)])
+            self._row_cache.pop((qid, side), None)
+        self._prepared = tuple(self._prepare_one(prepared, one, qid) for prepared in self._prepared)
+        self._generation += 1
+        self._evals.clear()
+        self._curves = None
+        self.set_k(self.settings.k)
+
+    def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
+        """`prepared` with query `qid` prepared again from the gold set of that one query."""
+        side = "a" if prepared.run is self.run_a else "b"
+        start, n = self._index[side].get(qid, (0, 0))
+        rows = self._frames[side].slice(start, n).select("query_id", "chunk_id", "score", "rank")
+        fresh = prepare(replace(prepared.run, frame=rows), one, self.settings)
+
+        def splice(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
+            return pl.concat([old.filter(pl.col("query_id") != qid), new.select(old.columns)])
+
+        sets = prepared.queries
+        was, now = qid in set(prepared.scored.get_column("query_id").to_list()), bool(fresh.queries.scored)
+        scored = prepared.scored
+        if was != now or (qid in sets.unanswerable) != bool(fresh.queries.unanswerable):
+            scored_ids = (set(sets.scored) - {qid}) | set(fresh.queries.scored)
+            unanswerable = (set(sets.unanswerable) - {qid}) | set(fresh.queries.unanswerable)
+            sets = replace(sets, scored=[q for q in self._query_order if q in scored_ids],
+                           unanswerable=[q for q in self._query_order if q in unanswerable])
+            scored = pl.DataFrame({"query_id": sets.scored}, schema={"query_id": pl.String})
+        return replace(prepared, queries=sets, scored=scored, returned=splice(prepared.returned, fresh.returned),
+                       judged=splice(prepared.judged, fresh.judged), qrels=splice(prepared.qrels, fresh.qrels))
 
     # ---- per k --------------------------------------------------------------------------------------------
 
@@ -382,7 +465,8 @@ class ReviewModel:
 
     def _header(self) -> Header:
         scored = len(self.eval_a.queries.scored)
-        verdicts, by_hand = self._verdicts.get(self._verdict_key(), ({}, False))
+        # "by hand" follows from the count alone: the header knows it before the p-values arrive
+        verdicts, by_hand = self._verdicts.get(self._verdict_key(), ({}, scored < MIN_QUERIES_FOR_VERDICT))
         lines = []
         for metric in self.metrics:
             a = self.eval_a.means.get(metric.name, math.nan)

@@ -44,11 +44,10 @@ def error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
 
 class LabelSession:
     def __init__(self, path: Path, reviewer: str | None, post: Callable[[MarkDone], object],
-                 reload: Callable[[], object] | None = None, track: Callable[[Future], object] | None = None) -> None:
+                 track: Callable[[Future], object] | None = None) -> None:
         self.path = Path(path)
         self.reviewer = reviewer
         self._post = post
-        self._reload = reload  # the gold set read again after a change (None: the caller updates itself)
         self._track = track  # told of every job's future (the app waits on them as Textual workers)
         self._fmt: str | None = None
         self._file = None
@@ -93,7 +92,7 @@ class LabelSession:
             message = job(*args)
         except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
             pending = len(self._file.pending) if self._file is not None else 0
-            message = MarkDone(error_text(err, self.path, pending), None, error=True)
+            message = MarkDone(error_text(err, self.path, pending), error=True)
         finally:
             self.jobs_done += 1
         if message is not None:
@@ -105,7 +104,7 @@ class LabelSession:
         labels = self._labels()
         del labels
         notes = self._file.recovery_notes
-        return MarkDone(" ".join(str(n) for n in notes), None) if notes else None
+        return MarkDone(" ".join(str(n) for n in notes)) if notes else None
 
     def _labels(self):
         from ragdiff.core import labels
@@ -128,7 +127,7 @@ class LabelSession:
         changes.append(change)
         if label == "gold" and grade is None and change.saved:
             self._last_gold = target  # a digit next refines this mark (a `g` that changed nothing is not one)
-        return MarkDone(self.sentence(change, refined=len(changes) > 1), self._gold(), changes=changes)
+        return MarkDone(self.sentence(change, refined=len(changes) > 1), changes=changes)
 
     def sentence(self, change, refined: bool = False) -> str:
         """The status line for a mark: what the chunk was and is now ("was gold ★3, now not relevant")."""
@@ -148,20 +147,13 @@ class LabelSession:
         self._last_gold = None
         change = self._file.undo()
         if change is None:
-            return MarkDone("nothing to undo", None)
-        return MarkDone(change.message, self._gold(), changes=[change])
+            return MarkDone("nothing to undo")
+        return MarkDone(change.message, changes=[change])
 
     def _retry(self) -> MarkDone:
         self._last_gold = None
         if self._file is None or not self._file.pending:
-            return MarkDone("no unsaved mark to retry", None)
+            return MarkDone("no unsaved mark to retry")
         changes = self._file.retry()
-        return MarkDone("; ".join(self.sentence(c) for c in changes), self._gold(), changes=changes)
+        return MarkDone("; ".join(self.sentence(c) for c in changes), changes=changes)
 
-    def _gold(self):
-        if self._reload is None:
-            return None
-        try:
-            return self._reload()
-        except Exception:  # noqa: BLE001 - the mark is saved; the screen keeps the old labels until reload
-            return None

@@ -9,6 +9,7 @@ from textual.widget import Widget
 
 from ragdiff.app.model import Header, MetricLine
 from ragdiff.app.text import clean
+from ragdiff.core.diff import VERDICT_WORDS
 
 
 def short(value: float | None) -> str:
@@ -30,6 +31,26 @@ def signed(value: float | None) -> str:
 
 def pct(value: float | None) -> str:
     return "—" if value is None or value != value else f"{value:.0%}"
+
+
+VERDICT_ROOM = max(len(word) for key, word in VERDICT_WORDS.items() if key != "by hand")
+
+
+def _room(m: MetricLine, h: Header, first: bool) -> int:
+    """The widest a metric's part can be with this header's label and query count (numbers, Δ, worth and
+    verdict at their longest), whatever the values are now."""
+    number = 5  # 1.000
+    room = len(m.label)
+    if m.percent:
+        return room + 2 * len(" 100%")
+    room += (len(" A ") + number + len(" B ") + number) if first else (1 + number + 1 + number)
+    room += len(" Δ") + len("+1.000")
+    digits = len(str(h.scored))
+    worth = len(f"+{'9' * digits} of {h.scored} q") if m.exact else len(f"≈+{'9' * digits}.9 q")
+    room += len(" (") + worth + len(")")
+    if not h.by_hand:
+        room += len(", ") + len("p=.001") + 1 + VERDICT_ROOM
+    return room
 
 
 def p_text(p: float | None) -> str:
@@ -69,17 +90,22 @@ class HeaderBar(Widget):
             f"k={h.k} depth={h.depth}",
             no_wrap=True, end="",
         )
-        parts = [self._metric(m, h, index == 0) for index, m in enumerate(h.metrics)]
+        parts = [(self._metric(m, h, index == 0), _room(m, h, index == 0)) for index, m in enumerate(h.metrics)]
         if h.by_hand:
-            parts.append(Text(f"under 30 scored queries: no verdict, read the flips by hand", style=style("header--dim")))
+            note = Text(f"under 30 scored queries: no verdict, read the flips by hand", style=style("header--dim"))
+            parts.append((note, note.cell_len))
         lines = [first]
         line = Text(" ", no_wrap=True, end="")
-        for part in parts:
-            sep = 0 if line.cell_len <= 1 else 3
-            if line.cell_len + sep + part.cell_len > width and line.cell_len > 1:
+        used = 1  # the room the parts on this line may take (their widest), not what they take now
+        for part, room in parts:
+            # lines break by each part's widest form, so a p-value arriving, or a number growing a digit after
+            # a mark, never moves a part to another line: the header keeps its height and the panes stay put
+            sep = 0 if used <= 1 else 3
+            if used + sep + room > width and used > 1:
                 lines.append(line)
                 line = Text(" ", no_wrap=True, end="")
-                sep = 0
+                used, sep = 1, 0
+            used += sep + room
             if sep:
                 line.append(" · ", style=style("header--dim"))
             line.append_text(part)
