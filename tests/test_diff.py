@@ -343,12 +343,63 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
     settings = EvalSettings(k=5, depth=20)
     d = compare(evaluate(load_run(tmp_path / "a.json"), gold, settings),
                 evaluate(load_run(tmp_path / "b.json"), gold, settings), gold=gold, flips=100)
-    got = {q: (j, r) for q, j, r in d.overlap.per_query.iter_rows()}
+    got = {q: (j, r, rk) for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k").iter_rows()}
     assert len(got) == len(lists)
     for q, (a, b) in lists.items():
         assert got[q][0] == pytest.approx(jaccard(a[:5], b[:5]), abs=1e-12), q
         assert got[q][1] == pytest.approx(rbo(a[:20], b[:20]), abs=1e-12), q
-    assert got["same"] == (1.0, pytest.approx(1.0))
+        assert got[q][2] == pytest.approx(rbo(a[:5], b[:5]), abs=1e-12), q
+    assert got["same"] == (1.0, pytest.approx(1.0), pytest.approx(1.0))
+
+
+def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
+    """At depth 1000 the overlap joins only the top RBO_RANKS of each list (deeper ranks weigh < 1e-18): the
+    numbers still equal the plain definition over the whole lists, for lists shorter and longer than the cut,
+    of uneven lengths, and with shared chunks deep down."""
+    import random
+
+    from ragdiff.core.diff import RBO_RANKS
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    assert 20 < RBO_RANKS < 1000
+    rng = random.Random(11)
+    pool = [f"c{i:04d}" for i in range(1500)]
+    lengths = [0, 1, 7, RBO_RANKS - 1, RBO_RANKS, RBO_RANKS + 1, 600, 1000]
+    lists = {}
+    for q in range(40):
+        la, lb = rng.choice(lengths), rng.choice(lengths)
+        shared = rng.sample(pool, min(la, lb))
+        a = shared + rng.sample([c for c in pool if c not in set(shared)], la - len(shared))
+        b = list(shared) + [c for c in rng.sample(pool, lb) if c not in set(shared)][: lb - len(shared)]
+        rng.shuffle(a)
+        rng.shuffle(b)
+        lists[f"q{q:02d}"] = (a, b)
+    lists["same"] = (pool[:1000], pool[:1000])
+    lists["deep"] = (pool[:1000], pool[999::-1])  # the same chunks, reversed: all the overlap is deep
+
+    def trec(side):
+        return "".join(f"{q} Q0 {c} {r} {2000 - r} t\n" for q, pair in lists.items()
+                       for r, c in enumerate(pair[side], start=1))
+
+    (tmp_path / "a.trec").write_text(trec(0))
+    (tmp_path / "b.trec").write_text(trec(1))
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {pool[0]} 1\n" for q in lists))
+    gold = load_gold(tmp_path / "qrels.txt")
+    settings = EvalSettings(k=10, depth=1000)
+    d = compare(evaluate(load_run(tmp_path / "a.trec"), gold, settings),
+                evaluate(load_run(tmp_path / "b.trec"), gold, settings), gold=gold, flips=100)
+    got = {q: (j, r, rk) for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k").iter_rows()}
+    present = {q for q, (a, b) in lists.items() if a or b}
+    assert present <= set(got)
+    for q in got:
+        a, b = lists[q]
+        assert got[q][0] == pytest.approx(jaccard(a[:10], b[:10]), abs=1e-12), q
+        assert got[q][1] == pytest.approx(rbo(a, b), abs=1e-12), q
+        assert got[q][2] == pytest.approx(rbo(a[:10], b[:10]), abs=1e-12), q
+    assert got["same"][1] == pytest.approx(1.0)
+    assert got["deep"][1] < 0.5  # the order differs at the top, though every chunk is shared
 
 
 def test_diff_metrics_option(capsys):

@@ -278,9 +278,10 @@ def _details(console, c: dict, show: int) -> None:
     ov = c["overlap"]
     if ov is not None:
         console.print()
-        _say(console, Text(f"Lists moved: mean Jaccard of the top {ov['k']} {ov['mean_jaccard']:.2f}, "
-                           f"RBO (p={ov['rbo_p']:g}, top {ov['depth']}) {ov['mean_rbo']:.2f}  "
-                           "(1 = identical, 0 = disjoint)"))
+        _say(console, Text(f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard "
+                           f"{ov['mean_jaccard']:.2f}, RBO {fmt_value(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO "
+                           f"{ov['mean_rbo']:.2f} (p={ov['rbo_p']:g}: the top {ov['k']} carry "
+                           f"{ov['rbo_weight_top_k']:.0%} of its weight)"))
     if c["judged_warning"]:
         console.print()
         _say(console, Text("warning: " + visible(c["judged_warning"]), style="yellow"))

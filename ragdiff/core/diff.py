@@ -137,9 +137,11 @@ class Overlap:
     k: int
     depth: int
     p: float
-    per_query: pl.DataFrame  # query_id, jaccard (top k), rbo (top depth, extrapolated)
+    per_query: pl.DataFrame  # query_id, jaccard (top k), rbo (top depth, extrapolated), rbo_k (top k)
     mean_jaccard: float
-    mean_rbo: float
+    mean_rbo: float  # RBO of the top depth
+    mean_rbo_k: float = math.nan  # RBO of the top k
+    weight_top_k: float = math.nan  # the share of RBO's weight the top k carry (rbo_weight)
 
 
 @dataclass
@@ -503,65 +505,116 @@ def jaccard(s: list[str], t: list[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def _top(ev: RunEval, gold: Gold | None, depth: int, scored: pl.DataFrame) -> pl.DataFrame:
+def rbo_weight(d: int, p: float = RBO_P) -> float:
+    """The share of RBO's weight that the top d ranks carry (Webber, Moffat & Zobel 2010, eq. 21): at p = 0.9
+    the top 10 carry 86%, so a list's order past a few dozen ranks barely moves it."""
+    if d < 1:
+        return 0.0
+    head = sum(p ** i / i for i in range(1, d))
+    return 1 - p ** (d - 1) + (1 - p) / p * d * (math.log(1 / (1 - p)) - head)
+
+
+# Ranks past this weigh less than 1e-18 in RBO at RBO_P (p^d < 1e-18): RBO of lists cut here equals RBO of the
+# whole lists to within 3e-18 (each term past the cut is below p^d), so the overlap joins no deeper rows.
+RBO_RANKS = math.ceil(math.log(1e-18) / math.log(RBO_P))
+
+
+def _ranked(ev: RunEval, gold: Gold | None, index: dict[str, int], cut: int) -> tuple[np.ndarray, ...]:
+    """A run's rows ranked <= cut in the scored queries: (row in the frame, query position, rank), and each scored
+    query's list length. The frame's rows of a query are one stretch (core/runs.py orders them), so the query
+    of every row comes from one run-length pass over the query column, not a join on strings."""
     frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
-    return frame.filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank").join(
-        scored, on="query_id", how="semi")
+    stretches = frame.get_column("query_id").rle().struct.unnest()
+    where = np.array([index.get(q, -1) for q in stretches.get_column("value").to_list()], dtype=np.int64)
+    query = np.repeat(where, stretches.get_column("len").to_numpy())
+    rank = frame.get_column("rank").to_numpy().astype(np.int64)
+    scored = query >= 0
+    lengths = np.bincount(query[scored], minlength=len(index))
+    keep = np.flatnonzero(scored & (rank <= cut))
+    return keep, query[keep], rank[keep], lengths
+
+
+def _common(ev_a: RunEval, ev_b: RunEval, a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...],
+            gold: Gold | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The chunks both runs returned for the same query: (query position, rank in A, rank in B).
+
+    Joined on a 64-bit key mixing the chunk id's hash with the query position (integers join several times
+    faster than strings); a pair whose query or chunk id differs despite an equal key (a hash collision) is
+    dropped after the join, so the result is exactly the join on (query, chunk id)."""
+    chunks = []
+    keys = []
+    for ev, (rows, query, _, _) in ((ev_a, a), (ev_b, b)):
+        frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
+        chunk = frame.get_column("chunk_id").gather(rows)
+        chunks.append(chunk)
+        keys.append(chunk.hash(seed=0x5EED).to_numpy() ^ (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)))
+    pairs = pl.DataFrame({"key": keys[0], "i": np.arange(len(keys[0]), dtype=np.int64)}).join(
+        pl.DataFrame({"key": keys[1], "j": np.arange(len(keys[1]), dtype=np.int64)}), on="key", how="inner")
+    i, j = pairs.get_column("i").to_numpy(), pairs.get_column("j").to_numpy()
+    same = (a[1][i] == b[1][j]) & (chunks[0].gather(i) == chunks[1].gather(j)).to_numpy()
+    i, j = i[same], j[same]
+    return a[1][i], a[2][i], b[2][j]
+
+
+def _rbo_all(n: int, query: np.ndarray, deeper: np.ndarray, len_a: np.ndarray, len_b: np.ndarray,
+             p: float = RBO_P) -> np.ndarray:
+    """Extrapolated RBO (Webber, Moffat & Zobel 2010, eq. 32, uneven lengths allowed) of n pairs of lists from
+    the chunks they share: one (query, deeper of its two ranks) per shared chunk.
+
+    A shared chunk adds 1 to the overlap X_d at every depth d >= its deeper rank, so sum_d X_d p^d/d over
+    d <= l is, per chunk, a suffix sum of the weights p^d/d: O(shared chunks), not O(queries x depth)."""
+    short, long_ = np.minimum(len_a, len_b), np.maximum(len_a, len_b)
+    width = int(long_.max(initial=0))
+    d = np.arange(width + 2, dtype=np.float64)
+    power = np.zeros(width + 2)
+    power[1:width + 1] = p ** d[1:width + 1]
+    weight = np.zeros(width + 2)
+    weight[1:width + 1] = power[1:width + 1] / d[1:width + 1]
+    after = np.cumsum(weight[::-1])[::-1]  # after[d] = sum of weight[d..width]; after[width + 1] = 0
+    power_after = np.cumsum(power[::-1])[::-1]
+    # sum over d <= l of X_d p^d/d: each shared chunk counts from its deeper rank to l
+    total = np.bincount(query, weights=after[deeper], minlength=n) - np.bincount(query, minlength=n) * after[long_ + 1]
+    x_s = np.bincount(query[deeper <= short[query]], minlength=n).astype(np.float64)
+    x_l = np.bincount(query, minlength=n).astype(np.float64)
+    safe_short = np.maximum(short, 1)
+    # past the shorter list, X_s (d - s)/(s d) p^d for s < d <= l: sum of p^d/s minus sum of p^d/d
+    tail = ((power_after[short + 1] - power_after[long_ + 1]) / safe_short - (after[short + 1] - after[long_ + 1]))
+    total = total + x_s * tail
+    ends = ((x_l - x_s) / np.maximum(long_, 1) + x_s / safe_short) * p ** long_
+    rb = (1 - p) / p * total + ends
+    return np.where(long_ == 0, 1.0, np.where(short == 0, 0.0, rb))
 
 
 def _overlap(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str], k: int,
              depth: int) -> Overlap | None:
-    """Jaccard of the top k and extrapolated RBO of the top depth for every query at once.
+    """Jaccard of the top k, RBO of the top k and extrapolated RBO of the top depth, for every query at once.
 
-    The same numbers as `jaccard` and `rbo` above (tests/test_diff.py holds them to it), from one join of the
-    two top-depth lists: a chunk both runs returned adds to the overlap X_d at every depth
-    d >= max(its two ranks), so X is a cumulative count over that max rank.
+    The same numbers as `jaccard` and `rbo` above (tests/test_diff.py holds them to it, to 1e-12), from one
+    join of the two ranked lists cut at min(depth, RBO_RANKS): ranks past RBO_RANKS weigh under 1e-18 in RBO.
     """
     if not scored:
         return None
-    order = pl.DataFrame({"query_id": scored}, schema={"query_id": pl.String})
-    top_a = _top(ev_a, gold, depth, order)
-    top_b = _top(ev_b, gold, depth, order)
     n = len(scored)
     index = {q: i for i, q in enumerate(scored)}
-    len_a = np.zeros(n, dtype=np.int64)
-    len_b = np.zeros(n, dtype=np.int64)
-    for lengths, top in ((len_a, top_a), (len_b, top_b)):
-        counts = top.group_by("query_id").agg(pl.len())
-        lengths[[index[q] for q in counts["query_id"]]] = counts["len"].to_numpy()
-    common = top_a.join(top_b, on=["query_id", "chunk_id"], how="inner", suffix="_b").select(
-        "query_id", pl.max_horizontal("rank", "rank_b").alias("deeper"),
-        ((pl.col("rank") <= k) & (pl.col("rank_b") <= k)).alias("in_top_k"))
-    rows = np.array([index[q] for q in common["query_id"]], dtype=np.int64)
-    deeper = common["deeper"].to_numpy().astype(np.int64)
+    cut = max(min(depth, RBO_RANKS), k)
+    a = _ranked(ev_a, gold, index, cut)
+    b = _ranked(ev_b, gold, index, cut)
+    query, rank_a, rank_b = _common(ev_a, ev_b, a, b, gold)
+    deeper = np.maximum(rank_a, rank_b)
+    len_a, len_b = a[3], b[3]
 
-    # Jaccard of the top k
-    both_k = np.bincount(rows[common["in_top_k"].to_numpy()], minlength=n)
+    # Jaccard and RBO of the top k
+    in_k = deeper <= k
+    both_k = np.bincount(query[in_k], minlength=n)
     size_a, size_b = np.minimum(len_a, k), np.minimum(len_b, k)
     union = size_a + size_b - both_k
     jac = np.where(union > 0, both_k / np.maximum(union, 1), 1.0)
+    rbo_k = _rbo_all(n, query[in_k], deeper[in_k], size_a, size_b)
+    # RBO of the top depth (the lists cut at `cut`, which gives the same number)
+    rb = _rbo_all(n, query, deeper, np.minimum(len_a, cut), np.minimum(len_b, cut))
 
-    # RBO (Webber, Moffat & Zobel 2010, eq. 32) over the top depth, uneven lengths allowed
-    width = int(max(len_a.max(initial=0), len_b.max(initial=0)))
-    x = np.zeros((n, width + 1))
-    np.add.at(x, (rows, deeper), 1.0)
-    x = np.cumsum(x, axis=1)  # x[q, d]: overlap of the two prefixes of length d
-    short, long_ = np.minimum(len_a, len_b), np.maximum(len_a, len_b)
-    d = np.arange(width + 1, dtype=np.float64)
-    weight = np.zeros(width + 1)
-    weight[1:] = RBO_P ** d[1:] / d[1:]
-    upto_long = d[None, :] <= long_[:, None]
-    total = (x * weight * upto_long).sum(axis=1)
-    safe_short = np.maximum(short, 1)
-    x_s = x[np.arange(n), short]
-    x_l = x[np.arange(n), long_]
-    tail = ((d[None, :] > short[:, None]) & upto_long) * (d[None, :] - short[:, None]) * weight[None, :] / safe_short[:, None]
-    total += x_s * tail.sum(axis=1)
-    ends = np.where(long_ > 0, (x_l - x_s) / np.maximum(long_, 1) + x_s / safe_short, 0.0) * RBO_P ** long_
-    rb = (1 - RBO_P) / RBO_P * total + ends
-    rb = np.where(long_ == 0, 1.0, np.where(short == 0, 0.0, rb))
-
-    per_query = pl.DataFrame({"query_id": scored, "jaccard": jac, "rbo": rb},
-                             schema={"query_id": pl.String, "jaccard": pl.Float64, "rbo": pl.Float64})
+    per_query = pl.DataFrame({"query_id": scored, "jaccard": jac, "rbo": rb, "rbo_k": rbo_k},
+                             schema={"query_id": pl.String, "jaccard": pl.Float64, "rbo": pl.Float64,
+                                     "rbo_k": pl.Float64})
     return Overlap(k=k, depth=depth, p=RBO_P, per_query=per_query, mean_jaccard=float(jac.mean()),
-                   mean_rbo=float(rb.mean()))
+                   mean_rbo=float(rb.mean()), mean_rbo_k=float(rbo_k.mean()), weight_top_k=rbo_weight(k))

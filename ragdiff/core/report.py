@@ -101,9 +101,15 @@ def _comparison(d: Diff) -> dict:
             for side, o in d.opportunity.items()
         },
         "overlap": None if d.overlap is None else {
+            # Jaccard and RBO of the top k, RBO of the top depth; the share of RBO's weight in the top k says
+            # how little the order deep in the lists moves it
             "k": d.overlap.k, "depth": d.overlap.depth, "rbo_p": d.overlap.p,
-            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo": _num(d.overlap.mean_rbo),
-            "per_query": {q: {"jaccard": _num(j), "rbo": _num(r)} for q, j, r in d.overlap.per_query.iter_rows()},
+            "rbo_weight_top_k": _num(d.overlap.weight_top_k),
+            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo_k": _num(d.overlap.mean_rbo_k),
+            "mean_rbo": _num(d.overlap.mean_rbo),
+            "per_query": {q: {"jaccard": _num(j), "rbo_k": _num(rk), "rbo": _num(r)}
+                          for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k")
+                          .iter_rows()},
         },
         "judged_warning": d.judged_warning,
         "regressions": [_flip_entry(f) for f in d.regressions],
