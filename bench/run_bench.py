@@ -4,16 +4,19 @@
     python bench/run_bench.py --sizes 1000x1000,10000x1000 --repeat 3
     python bench/run_bench.py --sizes 10000x1000 --repeat 1 --tools ragdiff-diff,ragdiff-eval --no-check
     python bench/run_bench.py --profile             # also writes bench/profile_diff.txt
+    python bench/run_bench.py --depths 10,100,1000 --before /tmp/base   # depth sweep, before/after in one sitting
 
 For each size it generates (once, seeded) two runs and graded qrels into bench/data/NxD/ with
 bench/generate.py, then runs -- one process at a time, turn by turn, every tool once per round -- each tool
 under `/usr/bin/time -v`, taking the median wall time and the median peak RSS over the rounds:
 
-  ragdiff-diff   ragdiff diff run_a run_b --gold qrels -k 5 --depth 10      (every default metric, flips, tests)
+  ragdiff-diff   ragdiff diff run_a run_b --gold qrels -k 5 --depth D      (every default metric, flips, tests,
+                 overlap; one row per D in --depths, default 10)
   ragdiff-eval   ragdiff eval run_a run_b --gold qrels --metrics <the five below>
   pytrec_eval    pytrec_eval.parse_qrel/parse_run + RelevanceEvaluator on both runs
   ir_measures    read_trec_qrels/read_trec_run + calc_aggregate on both runs
   ranx           Qrels/Run.from_file + evaluate on both runs
+  polars-read    the floor: polars' CSV reader on the qrels and both runs, as ragdiff reads them, nothing else
 
 The measures asked of every tool: P@5, recall@5 (trec recall_5 = ragdiff recall_frac@5), success@5 (= ragdiff
 recall@5), MRR (recip_rank), nDCG@10. Every peer runs from a small driver script written into bench/data/drivers/
@@ -35,7 +38,6 @@ import math
 import os
 import platform
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -58,7 +60,9 @@ MEASURES = [
 ]
 RAGDIFF_METRICS = ",".join(m[0] for m in MEASURES)
 K, DEPTH = 5, 10  # ragdiff diff: every default metric at k=5 and at depth=10 (so nDCG@10 is among them)
-ALL_TOOLS = ("ragdiff-diff", "ragdiff-eval", "pytrec_eval", "ir_measures", "ranx")
+# `ragdiff-diff` runs once per --depths value (ragdiff-diff@D); `polars-read` is the floor: polars reading the
+# qrels and both runs with the reader ragdiff uses, nothing else
+ALL_TOOLS = ("ragdiff-diff", "ragdiff-eval", "pytrec_eval", "ir_measures", "ranx", "polars-read")
 DEFAULT_TOOLS = ALL_TOOLS
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -134,9 +138,22 @@ if dump:
 
 
 
+FLOOR_DRIVER = '''
+import sys
+import polars as pl
+schema = {"q": pl.String, "q0": pl.String, "chunk": pl.String, "rank": pl.Int64, "score": pl.Float64, "tag": pl.String}
+qrels = pl.read_csv(sys.argv[1], separator=" ", has_header=False, quote_char=None,
+                    schema={"q": pl.String, "it": pl.String, "chunk": pl.String, "grade": pl.Int64})
+for path in sys.argv[2:4]:
+    run = pl.read_csv(path, separator=" ", has_header=False, quote_char=None, schema=schema, columns=[0, 2, 3, 4, 5])
+    print(path, run.height)
+'''
+
+
 def write_drivers(folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    paths = {}
+    paths = {"polars-read": folder / "polars_read_driver.py"}
+    paths["polars-read"].write_text(FLOOR_DRIVER.lstrip())
     for tool, template in DRIVERS.items():
         column = {"pytrec_eval": 1, "ir_measures": 2, "ranx": 3}[tool]
         names = {m[column]: m[0] for m in MEASURES}
@@ -147,15 +164,11 @@ def write_drivers(folder: Path) -> dict[str, Path]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-def ragdiff_has_diff() -> bool:
-    probe = subprocess.run([PY, "-m", "ragdiff", "diff", "--help"], capture_output=True, cwd=ROOT)
-    return probe.returncode == 0
-
-
 def commands(tool: str, folder: Path, drivers: dict[str, Path]) -> list[str]:
     qrels, a, b = (str(folder / n) for n in ("qrels.txt", "run_a.trec", "run_b.trec"))
-    if tool == "ragdiff-diff":
-        return [PY, "-m", "ragdiff", "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", str(DEPTH)]
+    if tool.startswith("ragdiff-diff"):
+        depth = tool.partition("@")[2] or str(DEPTH)
+        return [PY, "-m", "ragdiff", "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", depth]
     if tool == "ragdiff-eval":
         return [PY, "-m", "ragdiff", "eval", a, b, "--gold", qrels, "--metrics", RAGDIFF_METRICS]
     return [PY, str(drivers[tool]), qrels, a, b]
@@ -166,12 +179,12 @@ _RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 _CPU = re.compile(r"(?:User|System) time \(seconds\): (\d+(?:\.\d+)?)")
 
 
-def timed(cmd: list[str], log: Path) -> tuple[float, float, int, float]:
+def timed(cmd: list[str], log: Path, cwd: Path = ROOT) -> tuple[float, float, int, float]:
     """(wall seconds, peak RSS MiB, exit code, CPU seconds user+sys) of one process under /usr/bin/time -v."""
     timefile = log.with_suffix(".time")
     with log.open("w") as out:
         proc = subprocess.run(["/usr/bin/time", "-v", "-o", str(timefile), *cmd], stdout=out,
-                              stderr=subprocess.STDOUT, cwd=ROOT)
+                              stderr=subprocess.STDOUT, cwd=cwd)
     report = timefile.read_text()
     h, m, s = _WALL.search(report).groups()
     wall = int(h or 0) * 3600 + int(m) * 60 + float(s)
@@ -279,16 +292,18 @@ def agreement(folder: Path, drivers: dict[str, Path], tools: list[str]) -> list[
 def bench_size(n: int, d: int, args) -> dict:
     folder = ensure_data(n, d, args.seed)
     drivers = write_drivers(DATA / "drivers")
-    tools = [t for t in args.tools if not t.startswith("ragdiff-diff") or ragdiff_has_diff()]
-    if "ragdiff-diff" in args.tools and "ragdiff-diff" not in tools:
-        print("ragdiff diff does not exist yet (`ragdiff diff --help` fails): benchmarking eval only", flush=True)
+    tools = list(args.tools)
     logs = folder / "logs"
     logs.mkdir(exist_ok=True)
     samples: dict[str, list[tuple[float, float, int, float]]] = {t: [] for t in tools}
     for round_ in range(1, args.repeat + 1):
         for tool in tools:
             load = os.getloadavg()[0]
-            wall, rss, rc, cpu = timed(commands(tool, folder, drivers), logs / f"{tool}.{round_}.log")
+            # `before:TOOL` runs ragdiff from the --before tree (`python -m` takes it from the working folder)
+            before = tool.startswith("before:")
+            cmd = commands(tool.removeprefix("before:"), folder, drivers)
+            wall, rss, rc, cpu = timed(cmd, logs / f"{tool.replace(':', '_')}.{round_}.log",
+                                       cwd=args.before.resolve() if before else ROOT)
             samples[tool].append((wall, rss, rc, cpu))
             print(f"  {n}x{d} round {round_} {tool:13s} {wall:8.2f} s wall {cpu:8.2f} s cpu {rss:8.1f} MiB rc={rc}"
                   f"  (load avg before: {load:.1f})", flush=True)
@@ -311,14 +326,14 @@ def bench_size(n: int, d: int, args) -> dict:
 
 def render(result: dict) -> str:
     rows = result["rows"]
-    peers = [t for t in ("pytrec_eval", "ir_measures", "ranx") if t in rows]
+    peers = [t for t in ("pytrec_eval", "ir_measures", "ranx", "polars-read") if t in rows]
     out = [f"### {result['size']} ({result['lines_per_run']:,} lines per run, two runs; median of {result['repeat']})",
            "", "| tool | wall s | CPU s (user+sys) | peak RSS MiB | wall of each round (s) |"
            + "".join(f" ragdiff ÷ {p} (wall / RSS) |" for p in peers),
            "|---|---:|---:|---:|---|" + "---:|" * len(peers)]
     for tool, row in rows.items():
         ratios = [f"{row['wall_median'] / rows[p]['wall_median']:.2f} / {row['rss_median'] / rows[p]['rss_median']:.2f}"
-                  if tool.startswith("ragdiff") else "" for p in peers]
+                  if tool.startswith(("ragdiff", "before:")) else "" for p in peers]
         bad = "" if all(c == 0 for c in row["exit_codes"]) else f" (exit {row['exit_codes']})"
         out.append(f"| {tool}{bad} | {row['wall_median']:.2f} | {row.get('cpu_median', math.nan):.2f} | "
                    f"{row['rss_median']:.0f} | " + ", ".join(f"{w:.2f}" for w in row["walls"]) + " |"
@@ -355,14 +370,15 @@ def profile(folder: Path, tool: str, target: Path) -> None:
     script = DATA / "profile_cli.py"
     script.write_text(PROFILE_SCRIPT)
     proc = subprocess.run([PY, str(script), *cmd[3:]], capture_output=True, text=True, cwd=ROOT)
-    phases = subprocess.run([PY, str(HERE / "run_bench.py"), "--phases", str(folder)], capture_output=True,
-                            text=True, cwd=ROOT)
+    depth = tool.partition("@")[2] or str(DEPTH)
+    phases = subprocess.run([PY, str(HERE / "run_bench.py"), "--phases", str(folder), "--depths", depth],
+                            capture_output=True, text=True, cwd=ROOT)
     target.write_text(f"# cProfile of `ragdiff {' '.join(cmd[3:])}` (paths under bench/data/)\n"
                       + phases.stdout + phases.stderr[-2000:] + "\n" + proc.stdout + proc.stderr[-2000:])
     print(f"wrote {target}")
 
 
-def phases(folder: Path) -> None:
+def phases(folder: Path, depth: int = DEPTH) -> None:
     """Wall time of each phase of `ragdiff diff`, called step by step in this process (no profiler overhead)."""
     t0 = time.perf_counter()
     import polars as pl
@@ -391,27 +407,34 @@ def phases(folder: Path) -> None:
     del frame
     run_a = lap("load_run(run_a) total", lambda: runs_mod.load_run(folder / "run_a.trec"))
     run_b = lap("load_run(run_b) total", lambda: runs_mod.load_run(path))
-    settings = EvalSettings(k=K, depth=DEPTH)
-    metrics = diff_metrics(K, DEPTH)
-    ev_a = lap(f"evaluate(run_a), {len(metrics)} metrics at k={K}, depth={DEPTH}",
+    settings = EvalSettings(k=K, depth=depth)
+    metrics = diff_metrics(K, depth)
+    ev_a = lap(f"evaluate(run_a), {len(metrics)} metrics at k={K}, depth={depth}",
                lambda: evaluate(run_a, gold, settings, metrics))
     ev_b = lap("evaluate(run_b)", lambda: evaluate(run_b, gold, settings, metrics))
-    spent = {"paired_tests": 0.0}
-    original = stats_mod.paired_tests
-
-    def timed_tests(*a, **kw):
-        t = time.perf_counter()
-        try:
-            return original(*a, **kw)
-        finally:
-            spent["paired_tests"] += time.perf_counter() - t
-
     import ragdiff.core.diff as diff_mod
-    diff_mod.paired_tests = timed_tests
+
+    spent = {"paired_tests": 0.0, "_overlap": 0.0}
+    originals = {"paired_tests": stats_mod.paired_tests, "_overlap": diff_mod._overlap}
+
+    def timing(name):
+        def timed(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return originals[name](*a, **kw)
+            finally:
+                spent[name] += time.perf_counter() - t
+        return timed
+
+    for name in originals:
+        setattr(diff_mod, name, timing(name))
     lap("compare(ev_a, ev_b): tests, flips, which-k, overlap", lambda: compare(ev_a, ev_b, gold=gold))
-    diff_mod.paired_tests = original
+    for name, fn in originals.items():
+        setattr(diff_mod, name, fn)
     print(f"#     of which paired_tests (sign flips + bootstrap, all metrics in one batch) "
           f"{spent['paired_tests']:7.3f} s")
+    print(f"#     of which the overlap (Jaccard, RBO at k and at depth {depth})"
+          f"{'':21s}{spent['_overlap']:7.3f} s")
     print(f"# total in this process {time.perf_counter() - t0:.3f} s")
 
 
@@ -499,6 +522,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000x1000", help="comma-separated QUERIESxCHUNKS (default 1000x1000)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per size; the table shows the median")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--depths", default=str(DEPTH),
+                        help=f"comma-separated --depth values for ragdiff-diff, each its own row (default {DEPTH})")
+    parser.add_argument("--before", type=Path, metavar="DIR",
+                        help="also run the ragdiff commands from this source tree (e.g. `git archive main | tar -x "
+                             "-C DIR`), interleaved in the same rounds: a before/after in one sitting")
     parser.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
                         help=f"comma-separated, from {','.join(ALL_TOOLS)} (default: all)")
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the per-query agreement check")
@@ -510,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phases", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.phases:
-        phases(args.phases)
+        phases(args.phases, int(args.depths.split(",")[0]))
         return 0
     if args.render:  # re-print a saved results.json
         print(render(json.loads(args.render.read_text())))
@@ -518,9 +546,13 @@ def main(argv: list[str] | None = None) -> int:
     if not Path("/usr/bin/time").exists():
         sys.exit("needs /usr/bin/time (GNU time): apt-get install -y time")
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    unknown = set(args.tools) - set(ALL_TOOLS)
+    unknown = {t.partition("@")[0] for t in args.tools} - set(ALL_TOOLS)
     if unknown:
         sys.exit(f"unknown tools {sorted(unknown)}; expected {ALL_TOOLS}")
+    depths = [d.strip() for d in args.depths.split(",") if d.strip()]
+    args.tools = [x for t in args.tools for x in ([f"{t}@{d}" for d in depths] if t == "ragdiff-diff" else [t])]
+    if args.before:  # the same ragdiff commands from another source tree, in the same rounds
+        args.tools += [f"before:{t}" for t in args.tools if t.startswith("ragdiff")]
     print(machine(), flush=True)
     sizes = []
     for size in filter(None, args.sizes.split(",")):
@@ -535,8 +567,8 @@ def main(argv: list[str] | None = None) -> int:
         corpus_bench(args.corpus, args.seed, args.repeat)
     if args.profile or args.profile_only:
         n, d = sizes[0]
-        tool = "ragdiff-diff" if ragdiff_has_diff() else "ragdiff-eval"
-        profile(DATA / f"{n}x{d}", tool, HERE / ("profile_diff.txt" if tool == "ragdiff-diff" else "profile_eval.txt"))
+        depth = max(int(x) for x in args.depths.split(","))
+        profile(DATA / f"{n}x{d}", f"ragdiff-diff@{depth}", HERE / "profile_diff.txt")
     return 0
 
 
