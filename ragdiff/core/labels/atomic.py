@@ -36,21 +36,26 @@ def _patch(old: str, new: str, context: int = 2) -> dict:
 
 
 def _unpatch(text: str, patch: dict) -> str | None:
-    """Turn the patch's `new` side back into its `old` side, if it can be found exactly once
-    (preferring the recorded place)."""
+    """Turn the patch's `new` side back into its `old` side, if it can be found exactly once (preferring
+    the recorded place). The context lines are tried whole, then one side at a time (another reviewer may
+    have changed a neighbouring line since); the caller verifies whatever comes back."""
     cur = _lines(text)
-    block = patch["before"] + patch["new"] + patch["after"]
-    preferred = patch["at"] - len(patch["before"])
-    n = len(block)
-    hits = [i for i in range(0, len(cur) - n + 1) if cur[i : i + n] == block]
-    if preferred in hits:
-        i = preferred
-    elif len(hits) == 1:
-        i = hits[0]
-    else:
-        return None
-    return "".join(cur[:i] + patch["before"] + patch["old"] + patch["after"] + cur[i + n :])
-
+    at = patch["at"]
+    for before, after in ((patch["before"], patch["after"]), ([], patch["after"]), (patch["before"], []), ([], [])):
+        if not (before or after or patch["new"]):
+            continue  # a pure deletion without context has nowhere to go back to
+        block = before + patch["new"] + after
+        preferred = at - len(before)
+        n = len(block)
+        hits = [i for i in range(0, len(cur) - n + 1) if cur[i : i + n] == block]
+        if preferred in hits:
+            i = preferred
+        elif len(hits) == 1:
+            i = hits[0]
+        else:
+            continue
+        return "".join(cur[:i] + before + patch["old"] + after + cur[i + n :])
+    return None
 
 
 @contextmanager
