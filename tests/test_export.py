@@ -98,14 +98,16 @@ def test_a_labelled_chunk_missing_from_the_corpus_names_the_label_line(tmp_path,
 
 def test_text_is_data_and_ids_stay_strings(tmp_path, capsys):
     gold = tmp_path / "gold.yaml"
-    gold.write_text("queries:\n  - id: '007'\n    text: '[bold]x'\n    gold: {no: 2}\n  - text: none here\n    gold: []\n")
+    gold.write_text("queries:\n  - id: '007'\n    text: '[bold]x'\n    gold: {no: 2}\n  - text: none here\n    gold: []\n"
+                    "    tags: [a, b]\n    retrieval: false\n")
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "no", "text": "[red]literal\\u001b[0m", "title": "T"}\n')
     lines = _export(capsys, str(gold), "--corpus", str(corpus))
     assert lines == [
-        {"id": "007", "text": "[bold]x", "unanswerable": False, "tags": [],
+        {"id": "007", "text": "[bold]x", "unanswerable": False, "tags": [], "retrieval": True,
          "chunks": [{"id": "no", "grade": 2, "level": "gold", "text": "[red]literal\x1b[0m", "title": "T"}]},
-        {"id": "none here", "text": "none here", "unanswerable": True, "tags": [], "chunks": []},
+        {"id": "none here", "text": "none here", "unanswerable": True, "tags": ["a", "b"], "retrieval": False,
+         "chunks": []},
     ]
 
 

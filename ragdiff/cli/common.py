@@ -68,6 +68,15 @@ def add_input_options(parser: argparse.ArgumentParser, gold_positional: bool = F
     parser.add_argument("--unanswerable-as-zero", action="store_true",
                         help="score queries with no relevant chunk as 0 in the means, as trec_eval does")
     parser.add_argument("--corpus", type=Path, help="corpus JSONL (id, text): checked against the gold's snapshot")
+    parser.add_argument("--strict-corpus", action="store_true",
+                        help="a corpus that is not the label file's recorded snapshot is an error (exit 2), not a warning")
+
+
+def add_slice_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the commands that report means (eval, diff): drafts and tags."""
+    parser.add_argument("--drafted", choices=("waiting", "as-labels"), default="waiting",
+                        help="as-labels: also score as if every drafted label were accepted, beside the real numbers")
+    parser.add_argument("--by-tag", action="store_true", help="every metric per tag (the query's tags: [...])")
 
 
 def check_settings(settings: EvalSettings) -> EvalSettings:
@@ -134,19 +143,54 @@ def check_run_matches_corpus(run: Run, corpus: Corpus) -> str | None:
             f"(e.g. {missing.sort()[0]!r}): a run from another corpus snapshot?")
 
 
-def corpus_warning(gold: Gold, corpus: Path | None) -> str | None:
-    """Plain words when the corpus given is not the snapshot the labels were made against."""
+def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str | None:
+    """Plain words when the corpus given is not the snapshot the labels were made against.
+
+    strict (`--strict-corpus`): a mismatch is bad input (exit 2) naming both hashes, and so is a label file
+    that records no snapshot; without --corpus the corpus the label file names (beside it) is checked."""
     from ragdiff.core.gold import file_sha256
 
+    if strict and gold.corpus_sha256 is None:
+        raise InputError(gold.path, "--strict-corpus: the label file records no corpus snapshot; expected "
+                                    "`corpus: {path, sha256}` (ragdiff labels snapshot GOLD --corpus C writes it)")
+    if strict and corpus is None and gold.corpus_path:
+        corpus = recorded_corpus(gold)
     if corpus is None or gold.corpus_sha256 is None:
         return None
     if not corpus.is_file():
         raise InputError(corpus, "no such corpus file")
     actual = file_sha256(corpus)
     if actual != gold.corpus_sha256:
+        if strict:
+            raise InputError(corpus, f"--strict-corpus: sha256 {actual} is not the snapshot {gold.path} was labelled "
+                                     f"against (sha256 {gold.corpus_sha256}); expected that corpus")
         return (f"warning: {corpus} is not the corpus {gold.path} was labelled against (sha256 {actual[:12]}… ≠ "
                 f"{gold.corpus_sha256[:12]}…): a score change may be the data's, not the retriever's.")
     return None
+
+
+def recorded_corpus(gold: Gold) -> Path | None:
+    """The corpus path the label file records, relative to the label file's folder."""
+    if not gold.corpus_path:
+        return None
+    path = Path(gold.corpus_path)
+    base = gold.path if gold.path.is_dir() else gold.path.parent
+    return path if path.is_absolute() else base / path
+
+
+def drafts_note(gold: Gold) -> str | None:
+    """"3 drafted labels in 2 queries wait for a person …": every scoring command says it."""
+    n = gold.drafts.height
+    if not n:
+        return None
+    queries = gold.drafts.get_column("query_id").n_unique()
+    return (f"{n} drafted label{'s' if n != 1 else ''} in {queries} quer{'ies' if queries != 1 else 'y'} wait for a "
+            f"person: not scored (--drafted as-labels scores them as accepted; ragdiff labels log --drafts)")
+
+
+def drafts_summary(gold: Gold) -> dict:
+    """The JSON field beside drafts_note."""
+    return {"waiting": gold.drafts.height, "queries": gold.drafts.get_column("query_id").n_unique()}
 
 
 def stdout_console() -> Console:

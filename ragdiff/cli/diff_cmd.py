@@ -15,7 +15,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import (add_input_options, corpus_warning, load_inputs, metric_list, positive_int,
+from ragdiff.cli.common import (add_input_options, add_slice_options, drafts_note, drafts_summary, corpus_warning, load_inputs, metric_list, positive_int,
                                 settings_from, stdout_console, warn, whole_number)
 from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
@@ -74,6 +74,7 @@ def add_parser(subparsers) -> None:
                              "with p < alpha")
     parser.add_argument("--show", type=positive_int, default=20, metavar="N",
                         help="list at most N queries per group (default 20); under 30 queries all are listed")
+    add_slice_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -88,7 +89,7 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
     gold, runs = load_inputs(args, [args.base, *args.runs])
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
     evals = [evaluate(r, gold, settings, metrics) for r in runs]
-    warning = corpus_warning(gold, args.corpus)
+    warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
         warn(warning)
     diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
@@ -110,8 +111,10 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core import report
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
 
-    diffs, doc, _evals, _gold = compare_all(args)
+    diffs, doc, evals, gold = compare_all(args)
     failures = gate(diffs) if args.fail_on_regression else []
+    slices = slice_document(args, evals, gold)
+    doc.update(slices)
     if args.json:
         if args.fail_on_regression:
             doc["fail_on_regression"] = {"failed": bool(failures), "reasons": failures}
@@ -120,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         print(report.markdown(doc, failures), end="")
     else:
         print_report(doc, args.show)
+        print_slices(slices, [ev.run.name for ev in evals], gold)
     if args.fail_on_regression:
         by_hand = any(d.by_hand for d in diffs)
         if failures:
@@ -143,6 +147,90 @@ def run(args: argparse.Namespace) -> int:
             else:
                 stdout_console().print(Text(note))
     return 0
+
+
+def slice_document(args: argparse.Namespace, evals: list[RunEval], gold: Gold) -> dict:
+    """What diff adds to its document beside the comparison: how many drafts wait, the means with every draft
+    accepted (--drafted as-labels) and every metric per tag (--by-tag), for the baseline and each run."""
+    from ragdiff.core.metrics import evaluate
+
+    out: dict = {"drafted": drafts_summary(gold), "not_retrieval": gold.not_retrieval()}
+    if args.drafted == "as-labels":
+        accepted = gold.with_drafts_as_labels()
+        out["drafts_as_labels"] = {
+            ev.run.name: {n: _number(v) for n, v in evaluate(ev.run, accepted, ev.settings, ev.metrics).means.items()}
+            for ev in evals}
+    if args.by_tag:
+        from ragdiff.core.slices import by_tag
+
+        out["by_tag"] = {ev.run.name: {t.tag: {"queries": t.queries, "metrics": {n: _number(v) for n, v in t.means.items()}}
+                                       for t in by_tag(ev, gold)} for ev in evals}
+    return out
+
+
+def _number(value):
+    return None if value is None or value != value else round(float(value), 10)
+
+
+def print_slices(slices: dict, names: list[str], gold: Gold) -> None:
+    """The drafts line, the as-if-accepted means and the per-tag means, each run beside the baseline."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core.diff import fmt_delta, fmt_value
+
+    console = table_console()
+    heads = ["A", "B"] if len(names) == 2 else ["base", *names[1:]]
+
+    def table(first: list[str]) -> Table:
+        t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+        for col in first:
+            t.add_column(col)
+        for head in heads:
+            t.add_column(Text(visible(head)), justify="right")
+        for head in heads[1:]:
+            t.add_column(f"Δ {visible(head)}" if len(names) > 2 else "Δ", justify="right")
+        return t
+
+    def cells(values: list[dict], name: str) -> list[str]:
+        row = [fmt_value(v.get(name)) for v in values]
+        base = values[0].get(name)
+        for v in values[1:]:
+            b = v.get(name)
+            row.append("—" if base is None or b is None else fmt_delta(b - base))
+        return row
+
+    if slices["not_retrieval"]:
+        console.print()
+        _say(console, Text(visible(f"{len(slices['not_retrieval'])} marked retrieval: false (the answer is not inside a "
+                                   "chunk; left out of every score): " + ", ".join(slices["not_retrieval"]))))
+    note = drafts_note(gold)
+    if note:
+        console.print()
+        _say(console, Text(note))
+    if "drafts_as_labels" in slices:
+        values = [slices["drafts_as_labels"][n] for n in names]
+        t = table(["metric (+drafts)"])
+        for metric in values[0]:
+            t.add_row(metric, *cells(values, metric))
+        console.print()
+        _say(console, Text("As if every drafted label were accepted (a drafted 0 as not relevant):", style="bold"))
+        console.print(t)
+    if "by_tag" in slices:
+        console.print()
+        tags = list(slices["by_tag"][names[0]])
+        if not tags:
+            _say(console, Text("--by-tag: no query in the gold set has tags"))
+            return
+        _say(console, Text("Per tag (mean over the tag's scored queries):", style="bold"))
+        t = table(["tag", "queries", "metric"])
+        for tag in tags:
+            values = [slices["by_tag"][n][tag]["metrics"] for n in names]
+            n_q = str(len(slices["by_tag"][names[0]][tag]["queries"]))
+            for i, metric in enumerate(values[0]):
+                t.add_row(Text(visible(tag)) if i == 0 else "", n_q if i == 0 else "", metric, *cells(values, metric))
+        console.print(t)
 
 
 def _say(console, text: Text) -> None:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import (add_input_options, check_run_matches_corpus, corpus_warning, fmt_value, load_inputs, metric_list,
-                                settings_from, stdout_console, warn)
+from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_matches_corpus, corpus_warning, drafts_note,
+                                drafts_summary, fmt_value, load_inputs, metric_list, settings_from, stdout_console, warn)
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
+    from ragdiff.core.gold import Gold
     from ragdiff.core.metrics import RunEval
+    from ragdiff.core.slices import TagSlice
 
 
 def add_parser(subparsers) -> None:
@@ -25,6 +27,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--per-query", action="store_true", help="also show every query's values")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     parser.add_argument("--log", type=Path, metavar="HISTORY.csv", help="append one row per run to this history file")
+    add_slice_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -34,9 +37,19 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
     gold, runs = load_inputs(args, args.runs)
+    warnings = [corpus_warning(gold, args.corpus, strict=args.strict_corpus)]
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
     evals = [evaluate(r, gold, settings, metrics) for r in runs]
-    warnings = [corpus_warning(gold, args.corpus)]
+    # --drafted as-labels: the same runs scored as if every draft were accepted, shown beside the real numbers
+    as_labels = None
+    if args.drafted == "as-labels":
+        accepted = gold.with_drafts_as_labels()
+        as_labels = [evaluate(r, accepted, settings, metrics) for r in runs]
+    tags = None
+    if args.by_tag:
+        from ragdiff.core.slices import by_tag
+
+        tags = [by_tag(ev, gold) for ev in evals]
     if args.corpus:
         corpus = Corpus(args.corpus)
         warnings += [check_run_matches_corpus(r, corpus) for r in runs]
@@ -47,26 +60,34 @@ def run(args: argparse.Namespace) -> int:
 
         append_runs(args.log, evals, gold, corpus=args.corpus)
     if args.json:
-        print(json.dumps(eval_document(evals, args.per_query), ensure_ascii=False, indent=2))
+        print(json.dumps(eval_document(evals, args.per_query, gold, as_labels, tags), ensure_ascii=False, indent=2))
     else:
-        print_tables(evals, args.per_query)
+        print_tables(evals, args.per_query, gold, as_labels, tags)
     return 0
 
 
-def eval_document(evals: list[RunEval], per_query: bool) -> dict:
-    """The JSON shape DESIGN.md gives for `eval --json`."""
+def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = None,
+                  as_labels: list[RunEval] | None = None, tags: list[list[TagSlice]] | None = None) -> dict:
+    """The JSON shape DESIGN.md gives for `eval --json`, plus `drafted` (how many drafts wait), per run
+    `drafts_as_labels` (--drafted as-labels) and `by_tag` (--by-tag), and `queries.not_retrieval`."""
     first = evals[0]
     runs = []
-    for ev in evals:
+    for i, ev in enumerate(evals):
         entry = {"name": ev.run.name, "path": str(ev.run.path),
                  "metrics": {name: _json_number(value) for name, value in ev.means.items()}}
+        if as_labels is not None:
+            entry["drafts_as_labels"] = {"metrics": {n: _json_number(v) for n, v in as_labels[i].means.items()},
+                                         "scored": len(as_labels[i].queries.scored)}
+        if tags is not None:
+            entry["by_tag"] = {t.tag: {"queries": t.queries, "metrics": {n: _json_number(v) for n, v in t.means.items()}}
+                               for t in tags[i]}
         if per_query:
             entry["per_query"] = {
                 row["query_id"]: {m.name: _json_number(row[m.name]) for m in ev.metrics}
                 for row in ev.per_query.iter_rows(named=True)
             }
         runs.append(entry)
-    return {
+    doc = {
         "settings": {"k": first.settings.k, "depth": first.settings.depth, "threshold": first.settings.threshold,
                      "level": first.settings.level, "gain": first.settings.gain},
         "runs": runs,
@@ -75,15 +96,20 @@ def eval_document(evals: list[RunEval], per_query: bool) -> dict:
             "unanswerable": first.queries.unanswerable,
             "missing_from_run": {ev.run.name: ev.queries.missing_from_run for ev in evals},
             "not_in_gold": {ev.run.name: ev.queries.not_in_gold for ev in evals},
+            "not_retrieval": first.queries.not_retrieval,
         },
     }
+    if gold is not None:
+        doc["drafted"] = drafts_summary(gold)
+    return doc
 
 
 def _json_number(value):
     return None if value is None or value != value else round(float(value), 10)
 
 
-def print_tables(evals: list[RunEval], per_query: bool) -> None:
+def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None,
+                 as_labels: list[RunEval] | None = None, tags: list[list[TagSlice]] | None = None) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -96,13 +122,28 @@ def print_tables(evals: list[RunEval], per_query: bool) -> None:
     console.print(Text(f"k={s.k} depth={s.depth} threshold={s.threshold} level={s.level}{gain}"))
     table = Table(show_edge=False)
     table.add_column("metric")
-    for ev in evals:
-        table.add_column(Text(visible(ev.run.name)), justify="right")
+    columns = []  # (heading, means): each run, and with --drafted as-labels its numbers beside it
+    for i, ev in enumerate(evals):
+        columns.append((visible(ev.run.name), ev.means))
+        if as_labels is not None:
+            columns.append((f"{visible(ev.run.name)} +drafts", as_labels[i].means))
+    for heading, _ in columns:
+        table.add_column(Text(heading), justify="right")
     for metric in first.metrics:
-        table.add_row(metric.name, *[fmt_value(ev.means.get(metric.name)) for ev in evals])
+        table.add_row(metric.name, *[fmt_value(means.get(metric.name)) for _, means in columns])
     console.print(table)
     q = first.queries
     console.print(Text(f"queries: {len(q.scored)} scored · {len(q.unanswerable)} unanswerable (left out of the means)"))
+    if q.not_retrieval:
+        console.print(Text(visible(f"{len(q.not_retrieval)} marked retrieval: false (the answer is not inside a chunk; "
+                                   "left out of every score): " + ", ".join(q.not_retrieval[:10])
+                                   + (" …" if len(q.not_retrieval) > 10 else ""))), soft_wrap=True)
+    note = drafts_note(gold) if gold is not None else None
+    if note:
+        console.print(Text(note), soft_wrap=True)
+    if as_labels is not None:
+        console.print(Text("+drafts: scored as if every drafted label were accepted (a drafted 0 as not relevant)"),
+                      soft_wrap=True)
     for ev in evals:
         notes = []
         if ev.queries.missing_from_run:
@@ -115,6 +156,8 @@ def print_tables(evals: list[RunEval], per_query: bool) -> None:
             console.print(Text(visible(f"{ev.run.name}: {note}")))
     if len(q.scored) == 0:
         console.print(Text("no query has a relevant chunk in the gold set: nothing to score"))
+    if tags is not None:
+        print_by_tag(evals, tags)
     if per_query:
         for ev in evals:
             pq = Table(title=Text(f"{visible(ev.run.name)}: per query"), title_justify="left", show_edge=False)
@@ -124,3 +167,26 @@ def print_tables(evals: list[RunEval], per_query: bool) -> None:
             for row in ev.per_query.iter_rows(named=True):
                 pq.add_row(Text(visible(row["query_id"])), *[fmt_value(row[m.name]) for m in ev.metrics])
             console.print(pq)
+
+
+def print_by_tag(evals: list[RunEval], tags: list[list[TagSlice]]) -> None:
+    """Per run, one row per tag: its scored queries and every metric's mean over them."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core.visible import visible
+
+    console = table_console()
+    if not tags or not tags[0]:
+        console.print(Text("--by-tag: no query in the gold set has tags"))
+        return
+    for ev, slices in zip(evals, tags):
+        table = Table(title=Text(f"{visible(ev.run.name)}: per tag"), title_justify="left", show_edge=False)
+        table.add_column("tag")
+        table.add_column("queries", justify="right")
+        for metric in ev.metrics:
+            table.add_column(metric.name, justify="right")
+        for t in slices:
+            table.add_row(Text(visible(t.tag)), str(len(t.queries)), *[fmt_value(t.means.get(m.name)) for m in ev.metrics])
+        console.print(table)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from ragdiff.core.choices import GOLD_FORMATS
@@ -53,17 +51,12 @@ def run_contexts(args: argparse.Namespace) -> int:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Temporary file beside the target, fsync, rename: a reader never sees half an export."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
+    """Temporary file beside the target, fsync, rename (core/textio.write_atomic): never half an export."""
+    from ragdiff.core.textio import write_atomic
+
+    if not (path.parent if str(path.parent) else Path(".")).is_dir():
         raise InputError(path, "no such folder to write into")
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
+        write_atomic(path, text.encode("utf-8"))
     except OSError as err:
-        Path(temp).unlink(missing_ok=True)
         raise InputError(path, f"cannot write: {err.strerror or err}") from None

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no retriever command: give it after --, e.g. ragdiff run gold.yaml -- python retrieve.py")
     settings = settings_from(args)
     gold = load_gold(args.gold, args.gold_format)
-    warning = corpus_warning(gold, args.corpus)
+    warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     previous = None
     if args.log is not None and args.log.exists() and args.log.stat().st_size > 0:
         history = load_history(args.log)  # a broken history stops the run before the retriever is asked

@@ -3,11 +3,12 @@
 The lesson: "test the halves separately … test generation with the gold chunks as input". One JSON object a
 line, in the label file's query order:
 
-    {"id", "text", "unanswerable", "tags", "chunks": [{"id", "grade", "level", "text", "title"?}, ...]}
+    {"id", "text", "unanswerable", "tags", "retrieval", "chunks": [{"id", "grade", "level", "text", "title"?}, ...]}
 
 `chunks` holds the chunks that count as relevant at the level asked for (the same rule `eval` scores by:
 `--level gold` the gold chunks, `--level evidence` gold and evidence, grade >= threshold), in the label
-file's order; `unanswerable` is true exactly when that list is empty, as in `eval`.
+file's order; `unanswerable` is true exactly when that list is empty, as in `eval`; `retrieval` is false for a
+query whose answer is not inside a chunk (`retrieval: false`), which no retrieval score counts.
 """
 
 from __future__ import annotations
@@ -51,10 +52,11 @@ def contexts(gold: Gold, corpus: Corpus, level: str = "gold", threshold: int = 1
             record["title"] = chunk.title
         by_query.setdefault(row["query_id"], []).append(record)
     tags = _tags(gold)
+    not_retrieval = set(gold.not_retrieval())
     for row in table.iter_rows(named=True):
         qid = row["query_id"]
         yield {"id": qid, "text": row["text"], "unanswerable": row["num_rel"] == 0, "tags": tags.get(qid, []),
-               "chunks": by_query.get(qid, [])}
+               "retrieval": qid not in not_retrieval, "chunks": by_query.get(qid, [])}
 
 
 def _tags(gold: Gold) -> dict[str, list[str]]:

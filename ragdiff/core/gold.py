@@ -5,7 +5,8 @@ Every gold set is read through the same document classes the label writer uses
 (`ragdiff.core.labels.reader`), and its format and path through `ragdiff.core.formats`, so the loader and
 the writer can never disagree about a file. Every loader ends in two frames:
 
-    queries:    query_id: str, text: str|null, regression: bool, position: u32  (file order)
+    queries:    query_id: str, text: str|null, regression: bool, position: u32  (file order),
+                tags: list[str], retrieval: bool, reviewed: str|null (only the label file says these)
     judgments:  query_id: str, chunk_id: str, grade: i64, level: str ("gold" | "evidence" | "not_relevant"),
                 line: u32|null
 
@@ -16,13 +17,13 @@ Ids are always strings, exactly as written: YAML is composed with every plain sc
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
 from ragdiff.core.formats import GOLD_FORMATS, beir_qrels_file, locate, sniff
-from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA
+from ragdiff.core.labels.document import DRAFT_SCHEMA, JUDGMENT_SCHEMA, QUERY_DETAILS, QUERY_SCHEMA
 from ragdiff.core.textio import read_text
 from ragdiff.core.vocab import SCORING_LEVELS
 
@@ -39,6 +40,8 @@ class Gold:
     judgments: pl.DataFrame
     corpus_path: str | None = None
     corpus_sha256: str | None = None
+    # a model's proposals (`drafted:`): query_id, chunk_id, grade, line — never scored as judgments
+    drafts: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DRAFT_SCHEMA))
 
     def qrels(self, level: str = "gold") -> pl.DataFrame:
         """query_id, chunk_id, grade for scoring at one label level.
@@ -70,6 +73,37 @@ class Gold:
     def sha256(self) -> str:
         return file_sha256(self.path)
 
+    def with_drafts_as_labels(self) -> Gold:
+        """The gold set as if a person had accepted every draft: a drafted grade >= 1 becomes gold at that
+        grade, a drafted 0 not relevant (`--drafted as-labels`)."""
+        if self.drafts.height == 0:
+            return self
+        accepted = self.drafts.select(
+            "query_id", "chunk_id", "grade",
+            level=pl.when(pl.col("grade") > 0).then(pl.lit("gold")).otherwise(pl.lit("not_relevant")),
+            line="line",
+        )
+        return replace(self, judgments=pl.concat([self.judgments, accepted.select(list(JUDGMENT_SCHEMA))]),
+                       drafts=self.drafts.clear())
+
+    def scored_queries(self) -> Gold:
+        """Without the queries marked `retrieval: false` (the answer is not inside a chunk): what every score
+        is computed on; `not_retrieval()` lists the ones left out."""
+        if not self.not_retrieval():
+            return self
+        keep = self.queries.filter(pl.col("retrieval").fill_null(True))
+        if keep.height == self.queries.height:
+            return self
+        ids = keep.get_column("query_id").implode()
+        return replace(self, queries=keep, judgments=self.judgments.filter(pl.col("query_id").is_in(ids)),
+                       drafts=self.drafts.filter(pl.col("query_id").is_in(ids)))
+
+    def not_retrieval(self) -> list[str]:
+        """The queries marked `retrieval: false`, in file order."""
+        if "retrieval" not in self.queries.columns:
+            return []
+        return self.queries.filter(~pl.col("retrieval").fill_null(True)).get_column("query_id").to_list()
+
 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
@@ -94,5 +128,6 @@ def load_gold(path: str | Path, fmt: str | None = None) -> Gold:
     text = read_text(where.file)
     doc = parse_document(where.file, where.fmt, text, where.folder)
     queries, judgments = doc.frames()
+    queries = queries.join(doc.query_details(), on="query_id", how="left", maintain_order="left")
     return Gold(path=where.given, format=where.fmt, queries=queries, judgments=judgments,
-                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1])
+                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1], drafts=doc.drafts_frame())

@@ -88,6 +88,7 @@ class QuerySets:
     unanswerable: list[str]
     missing_from_run: list[str]
     not_in_gold: list[str]
+    not_retrieval: list[str] = field(default_factory=list)  # `retrieval: false`: left out of every score, listed
 
 
 @dataclass
@@ -145,16 +146,19 @@ class PreparedRun:
 
 def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
     """The k-independent half of `evaluate` (it uses the settings' threshold, level and query rules)."""
-    qtable = query_table(gold, settings)
+    not_retrieval = gold.not_retrieval()
+    gold_qids = gold.queries.get_column("query_id")
     frame = aligned_frame(run, gold)
+    gold = gold.scored_queries()  # the answer is not inside a chunk: recall@k measures nothing there
+    qtable = query_table(gold, settings)
     run_qids = frame.get_column("query_id").unique()
-    gold_qids = qtable.get_column("query_id")
     scored = (qtable if settings.unanswerable_as_zero else qtable.filter(pl.col("num_rel") > 0)).select("query_id")
     sets = QuerySets(
         scored=scored.get_column("query_id").to_list(),
         unanswerable=qtable.filter(pl.col("num_rel") == 0).get_column("query_id").to_list(),
         missing_from_run=qtable.filter(~pl.col("query_id").is_in(run_qids.implode())).get_column("query_id").to_list(),
         not_in_gold=sorted(set(run_qids.to_list()) - set(gold_qids.to_list())),
+        not_retrieval=not_retrieval,
     )
     qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null()).join(scored, on="query_id", how="semi")
     ranked = frame.select("query_id", "chunk_id", "rank")

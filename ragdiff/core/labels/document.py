@@ -20,6 +20,8 @@ from ragdiff.core.labels.spans import Lines, MappingNode, ParseError, ScalarNode
 QUERY_SCHEMA = {"query_id": pl.String, "text": pl.String, "regression": pl.Boolean, "position": pl.UInt32}
 JUDGMENT_SCHEMA = {"query_id": pl.String, "chunk_id": pl.String, "grade": pl.Int64, "level": pl.String,
                    "line": pl.UInt32}
+QUERY_DETAILS = {"query_id": pl.String, "tags": pl.List(pl.String), "retrieval": pl.Boolean, "reviewed": pl.String}
+DRAFT_SCHEMA = {"query_id": pl.String, "chunk_id": pl.String, "grade": pl.Int64, "line": pl.UInt32}
 
 # a grade is a small whole number; one that does not fit in 32 bits is a typo (and would overflow the scores)
 MAX_GRADE = 2**31 - 1
@@ -63,6 +65,11 @@ class LabelDoc:
         self.regression: dict[str, bool] = {}
         self.judg: dict[str, dict[str, tuple[str, int, int | None]]] = {}
         self.corpus: tuple[str | None, str | None] = (None, None)
+        # per query, what only the ragdiff label file can say (other formats leave these empty)
+        self.tags: dict[str, list[str]] = {}
+        self.retrieval: dict[str, bool] = {}  # False: the answer is not inside a chunk; left out of every score
+        self.reviewed: dict[str, str] = {}  # when a person last read the query's labels, as written
+        self.drafts: dict[str, dict[str, tuple[int, int | None]]] = {}  # a model's proposals: chunk -> (grade, line)
         self._lines: Lines | None = None
 
     # ---- positions and errors
@@ -93,13 +100,20 @@ class LabelDoc:
         return kind in self.kinds or kind in ("none", vocab.UNJUDGED)
 
     def current(self, qid: str, chunk: str) -> tuple[str, int | None]:
-        """(level, grade) of one chunk, ("none", None) when unjudged (or the query is not in the file)."""
+        """(level, grade) of one chunk, ("drafted", grade) for a model's proposal, ("none", None) when
+        unjudged (or the query is not in the file)."""
         hit = self.judg.get(qid, {}).get(chunk)
-        return ("none", None) if hit is None else (hit[0], hit[1])
+        if hit is None:
+            draft = self.drafts.get(qid, {}).get(chunk)
+            return ("none", None) if draft is None else (vocab.DRAFTED, draft[0])
+        return (hit[0], hit[1])
 
     def state(self) -> dict[str, dict[str, tuple[str, int]]]:
-        """{qid: {chunk: (level, grade)}} in file order: what verification compares."""
-        return {q: {c: (lv, g) for c, (lv, g, _line) in self.judg[q].items()} for q in self.order}
+        """{qid: {chunk: (level, grade)}} in file order, drafts included: what verification compares."""
+        out = {q: {c: (lv, g) for c, (lv, g, _line) in self.judg[q].items()} for q in self.order}
+        for q, held in self.drafts.items():
+            out[q].update((c, (vocab.DRAFTED, g)) for c, (g, _line) in held.items())
+        return out
 
     def graded(self, qid: str) -> bool:
         """Does this query's gold already say grades (a map, qrels)? A gold mark without a grade then
@@ -115,6 +129,25 @@ class LabelDoc:
         raise NotImplementedError
 
     # ---- what the loader asks
+
+    def query_details(self) -> pl.DataFrame:
+        """query_id, tags, retrieval, reviewed per query in file order (QUERY_DETAILS): the loader adds them to
+        the queries frame."""
+        from ragdiff.core.textio import text_frame
+
+        return text_frame(self.path, {
+            "query_id": self.order,
+            "tags": [self.tags.get(q, []) for q in self.order],
+            "retrieval": [self.retrieval.get(q, True) for q in self.order],
+            "reviewed": [self.reviewed.get(q) for q in self.order],
+        }, QUERY_DETAILS)
+
+    def drafts_frame(self) -> pl.DataFrame:
+        """query_id, chunk_id, grade, line (DRAFT_SCHEMA): the drafted proposals, never scored as judgments."""
+        from ragdiff.core.textio import text_frame
+
+        rows = [(q, c, g, line) for q in self.order for c, (g, line) in self.drafts.get(q, {}).items()]
+        return text_frame(self.path, rows, list(DRAFT_SCHEMA.items()), orient="row")
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(queries, judgments) frames in Gold's schema."""

@@ -32,6 +32,13 @@ from ragdiff.core.labels.spans import (
 
 SECTIONS = ((vocab.GOLD, 1), (vocab.EVIDENCE, 1), (vocab.NOT_RELEVANT, 0))  # (key, default grade)
 _TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _found(node) -> str:
+    if node.__class__ is ScalarNode:
+        return repr(node.value)[:40]
+    return "a map" if node.__class__ is MappingNode else "a list"
 
 
 def item_id(n: Node) -> str | None:
@@ -151,6 +158,66 @@ class YamlLabelDoc(LabelDoc):
                     if chunk in held:
                         self.add(qid, chunk, name, grade, line)  # raises: labelled twice
                     held[chunk] = (name, 0 if name == vocab.NOT_RELEVANT else grade, line)
+            if vocab.DRAFTED in keys:
+                self._read_drafts(qid, *keys[vocab.DRAFTED])
+            if "tags" in keys:
+                self.tags[qid] = self._read_tags(qid, *keys["tags"])
+            if "retrieval" in keys:
+                self.retrieval[qid] = self._read_flag(qid, "retrieval", *keys["retrieval"])
+            if "reviewed" in keys:
+                self.reviewed[qid] = self._read_date(qid, "reviewed", *keys["reviewed"])
+
+    def _read_drafts(self, qid: str, key, value) -> None:
+        """`drafted: {chunk: grade}`: a model's proposals, held apart from the judgments (never scored)."""
+        held, drafts = self.judg[qid], {}
+        for chunk, grade, line in read_chunks(self, value, f"query {qid!r} drafted", 1, self.line_of(key.start_mark.index)):
+            if chunk in held:
+                raise self.error(f"chunk {chunk!r} is labelled twice for query {qid!r} ({held[chunk][0]} and drafted); "
+                                 "expected a draft only for a chunk nobody has judged", line)
+            if chunk in drafts:
+                raise self.error(f"chunk {chunk!r} is drafted twice for query {qid!r}; expected one draft per chunk", line)
+            if grade < 0:
+                raise self.error(f"query {qid!r} drafted {chunk!r}: grade {grade}; expected 0 or more", line)
+            drafts[chunk] = (grade, line)
+        if drafts:
+            self.drafts[qid] = drafts
+
+    def _read_tags(self, qid: str, key, value) -> list[str]:
+        line = self.line_of(value.start_mark.index)
+        if value.__class__ is ScalarNode and scalar_text(value) is None:
+            return []
+        if value.__class__ is not SequenceNode:
+            raise self.error(f"query {qid!r} tags: expected a list of tags like [typo, follow-up]", line)
+        tags: list[str] = []
+        for item in value.value:
+            tag = scalar_text(item) if item.__class__ is ScalarNode else None
+            if tag is None or not tag.strip():
+                raise self.error(f"query {qid!r} tags: expected each tag a word, found {_found(item)}",
+                                 self.line_of(item.start_mark.index))
+            if tag not in tags:
+                tags.append(tag)
+        return tags
+
+    def _read_flag(self, qid: str, name: str, key, value) -> bool:
+        text = scalar_text(value) if value.__class__ is ScalarNode else None
+        word = (text or "").strip().lower()
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise self.error(f"query {qid!r} {name}: expected true or false, found {_found(value)}",
+                         self.line_of(value.start_mark.index))
+
+    def _read_date(self, qid: str, name: str, key, value) -> str:
+        from datetime import date, datetime
+
+        text = (scalar_text(value) if value.__class__ is ScalarNode else None) or ""
+        try:
+            date.fromisoformat(text.strip()) if len(text.strip()) == 10 else datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise self.error(f"query {qid!r} {name}: expected a date like 2026-11-30, found {_found(value)}",
+                             self.line_of(value.start_mark.index)) from None
+        return text.strip()
 
     # ------------------------------------------------------------------ planning
 

@@ -1,0 +1,55 @@
+"""The corpus snapshot a label file records (`corpus: {path, sha256}`) and `--strict-corpus` (DESIGN.md,
+"Drafted labels, provenance, growing the set")."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragdiff.cli.main import main
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
+
+
+@pytest.fixture
+def copy(tmp_path) -> Path:
+    for name in ("gold.yaml", "corpus.jsonl", "bm25.jsonl"):
+        shutil.copy(SAMPLE / name, tmp_path / name)
+    return tmp_path
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_strict_corpus_turns_a_changed_corpus_into_exit_2_naming_both_hashes(copy, capsys):
+    recorded = _sha(copy / "corpus.jsonl")
+    assert recorded in (copy / "gold.yaml").read_text()
+    args = ["eval", str(copy / "bm25.jsonl"), "--gold", str(copy / "gold.yaml")]
+    assert main([*args, "--strict-corpus"]) == 0  # the recorded corpus, found beside the label file
+    assert main([*args, "--corpus", str(copy / "corpus.jsonl"), "--strict-corpus"]) == 0
+    capsys.readouterr()
+
+    with (copy / "corpus.jsonl").open("a") as fh:
+        fh.write('{"id": "new#0", "text": "a chunk added since the labels were made"}\n')
+    changed = _sha(copy / "corpus.jsonl")
+    assert main([*args, "--corpus", str(copy / "corpus.jsonl")]) == 0  # a warning only
+    assert "is not the corpus" in capsys.readouterr().err
+    for extra in ([], ["--corpus", str(copy / "corpus.jsonl")]):
+        assert main([*args, *extra, "--strict-corpus"]) == 2
+        err = capsys.readouterr().err
+        assert changed in err and recorded in err and "Traceback" not in err
+    assert main(["diff", str(copy / "bm25.jsonl"), str(SAMPLE / "dense.jsonl"), "--gold", str(copy / "gold.yaml"),
+                 "--strict-corpus"]) == 2
+    assert changed in capsys.readouterr().err
+
+
+def test_strict_corpus_without_a_recorded_snapshot_says_how_to_record_one(tmp_path, capsys):
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("queries:\n  - id: q01\n    text: json\n    gold: [json#0]\n")
+    assert main(["eval", str(SAMPLE / "bm25.jsonl"), "--gold", str(gold), "--strict-corpus"]) == 2
+    err = capsys.readouterr().err
+    assert str(gold) in err and "records no corpus snapshot" in err and "labels snapshot" in err
