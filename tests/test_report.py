@@ -196,6 +196,12 @@ def test_three_runs_markdown_one_row_per_metric(capsys):
     assert [r[0] for r in first["rows"]] == list(doc["runs"][0]["metrics"])
     assert first["header"].count("p (Holm)") == 2
     assert "Holm-adjusted" in md
+    # rrf's judged@5 drop is label coverage, not quality: its words say so and it is not in bold
+    rrf = doc["runs"][1]["metrics"]["judged@5"]
+    assert rrf["verdict"] == "drop" and not rrf["highlight"]
+    judged = next(r for r in first["rows"] if r[0] == "judged@5")
+    assert judged[-1] == rrf["verdict_words"] != "a real drop"
+    assert f"**{rrf['verdict_words']}**" not in md
 
 
 def test_several_runs_exit_codes(tmp_path, capsys):

@@ -280,7 +280,7 @@ def _metrics_table(c: dict) -> Table:
                          ("in queries", "right"), (p_head, "right"), ("95% CI of Δ", "right")):
         table.add_column(col, justify=justify)
     for name, m in c["metrics"].items():
-        style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+        style = {"gain": "green", "drop": "red"}.get(m["verdict"], "") if m["highlight"] else ""
         table.add_row(name, fmt_value(m["a"]), fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style),
                       report.cell_worth(m), report.cell_p(m), report.cell_ci(m))
     return table
@@ -306,7 +306,7 @@ def _many_table(cs: list[dict]) -> Table:
         row = [name, fmt_value(base["a"])]
         for c in cs:
             m = c["metrics"][name]
-            style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+            style = {"gain": "green", "drop": "red"}.get(m["verdict"], "") if m["highlight"] else ""
             row += [fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style), report.cell_p(m)]
         table.add_row(*row)
     return table

@@ -94,6 +94,19 @@ class MetricDiff:
         """For a header line: 'inside the noise', 'a real drop', …"""
         return VERDICT_WORDS.get(self.verdict, self.verdict)
 
+    @property
+    def verdict_words(self) -> str:
+        """For a report's verdict column: the short verdict, except that judged@k is label coverage, not
+        quality, so its words say what a change in coverage means."""
+        if self.metric.family == "judged":
+            return JUDGED_VERDICT_WORDS.get(self.verdict, self.short_verdict)
+        return self.short_verdict
+
+    @property
+    def is_quality_change(self) -> bool:
+        """A real gain or drop of a quality metric (what a report highlights)."""
+        return self.verdict in ("gain", "drop") and self.metric.family != "judged"
+
 
 VERDICT_WORDS = {
     "gain": "a real gain",
@@ -102,6 +115,14 @@ VERDICT_WORDS = {
     "same": "no change",
     "by hand": "too few queries: read these by hand",
     "n/a": "nothing to compare",
+}
+
+
+JUDGED_VERDICT_WORDS = {
+    "gain": "B more labelled: A may be understated",
+    "drop": "B less labelled: label its chunks",
+    "noise": "coverage about the same",
+    "same": "coverage the same",
 }
 
 

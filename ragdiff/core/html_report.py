@@ -107,7 +107,7 @@ def _metrics_table_two(c: dict) -> list[str]:
            f'<th class="num">B {esc(c["b"]["name"])}</th><th class="num">Δ</th><th class="num">in queries</th>'
            f'<th class="num">{p_head}</th><th class="num">95% CI of Δ</th><th>verdict</th></tr></thead><tbody>']
     for name, m in c["metrics"].items():
-        cls = m["verdict"] if m["verdict"] in ("gain", "drop") else ""
+        cls = m["verdict"] if m["highlight"] else ""
         out.append(f'<tr><td class="id">{esc(name)}</td><td class="num">{fmt_value(m["a"])}</td>'
                    f'<td class="num">{fmt_value(m["b"])}</td><td class="num {cls}">{fmt_delta(m["delta"])}</td>'
                    f'<td class="num">{esc(cell_worth(m))}</td><td class="num">{cell_p(m)}</td>'
@@ -127,7 +127,7 @@ def _metrics_table_many(cs: list[dict]) -> list[str]:
         row = f'<tr><td class="id">{esc(name)}</td><td class="num">{fmt_value(base["a"])}</td>'
         for c in cs:
             m = c["metrics"][name]
-            cls = m["verdict"] if m["verdict"] in ("gain", "drop") else ""
+            cls = m["verdict"] if m["highlight"] else ""
             row += (f'<td class="num">{fmt_value(m["b"])}</td><td class="num {cls}">{fmt_delta(m["delta"])}</td>'
                     f'<td class="num">{cell_p(m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td>')
         out.append(row + "</tr>")
@@ -140,7 +140,7 @@ def _verdicts(c: dict) -> list[str]:
         return [f'<p class="warning">{esc(by_hand_note(c))}</p>']
     items = []
     for m in c["metrics"].values():
-        cls = m["verdict"] if m["verdict"] in ("gain", "drop") else ""
+        cls = m["verdict"] if m["highlight"] else ""
         items.append(f'<li class="{cls}">{esc(m["sentence"])}</li>')
     return ['<ul class="verdicts">', *items, "</ul>"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import html
 import math
 
-from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, VERDICT_WORDS, Diff, Flip, decide, fmt_delta, fmt_p,
-                               fmt_value, worth_text)
+from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide, fmt_delta, fmt_p, fmt_value,
+                               worth_text)
 
 HOLM = "Holm"
 SHORT_LIST = 5  # flips and opportunity lists longer than this collapse in <details> in Markdown
@@ -85,7 +85,7 @@ def _comparison(d: Diff) -> dict:
             entry["p_adjusted"] = _num(m.p_adjusted)
         entry.update({"ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n, "queries_worth": _num(m.queries_worth),
                       "worth": worth_text(m), "test": m.method, "verdict": m.verdict,
-                      "verdict_words": VERDICT_WORDS.get(m.verdict, m.verdict), "summary": m.summary,
+                      "verdict_words": m.verdict_words, "highlight": m.is_quality_change, "summary": m.summary,
                       "sentence": m.sentence})
         metrics[m.name] = entry
     return {
@@ -256,9 +256,7 @@ def _md_metrics_two(c: dict) -> list[str]:
     p_head = "p (Holm)" if c.get("p_adjustment") else "p"
     rows = []
     for name, m in c["metrics"].items():
-        verdict = m["verdict_words"]
-        if m["verdict"] in ("gain", "drop"):
-            verdict = f"**{verdict}**"
+        verdict = f"**{m['verdict_words']}**" if m["highlight"] else m["verdict_words"]
         rows.append([name, fmt_value(m["a"]), fmt_value(m["b"]), fmt_delta(m["delta"]), cell_worth(m), cell_p(m),
                      cell_ci(m), verdict])
     return _md_table(["metric", f"A {a}", f"B {b}", "Δ", "in queries", p_head, "95% CI of Δ", "verdict"],
@@ -278,9 +276,7 @@ def _md_metrics_many(cs: list[dict]) -> list[str]:
         row = [name, fmt_value(base["a"])]
         for c in cs:
             m = c["metrics"][name]
-            verdict = m["verdict_words"]
-            if m["verdict"] in ("gain", "drop"):
-                verdict = f"**{verdict}**"
+            verdict = f"**{m['verdict_words']}**" if m["highlight"] else m["verdict_words"]
             row += [fmt_value(m["b"]), fmt_delta(m["delta"]), cell_p(m), verdict]
         rows.append(row)
     return _md_table(header, align, rows)
