@@ -6,7 +6,14 @@ from __future__ import annotations
 from ragdiff.app.app import ReviewApp, ReviewInputs
 from ragdiff.core.metrics import EvalSettings
 
+import shutil
+
+import pytest
+
 SIZE = (140, 40)
+# DESIGN: usable from 80x24 up. Below 100 columns the run lists take turns (one run at a time).
+SIZES = [(80, 24), (100, 30), (140, 40), (200, 50)]
+SAMPLE_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
 
 
 def lesson_app(lesson, k=3):
@@ -25,6 +32,30 @@ async def _settle(pilot):
         await pilot.pause()
 
 
+def sample_app(sample_runs, tmp_path):
+    """The sample runs (long chunk ids, ranks up to 50 in the other run) on a private copy."""
+    for name in SAMPLE_FILES:
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    return ReviewApp(ReviewInputs(run_a=tmp_path / "bm25.jsonl", run_b=tmp_path / "dense.jsonl",
+                                  gold=tmp_path / "gold.yaml", settings=EvalSettings(k=5, depth=50),
+                                  corpus=tmp_path / "corpus.jsonl"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen_at(size, sample_runs, tmp_path, snap_compare):
+    """The sample runs at every common size: the header wraps whole items (k=5 depth=50 is never cut), ids
+    keep at least 12 cells, the other run's rank is whole; below 100 columns one run list beside the queries."""
+    assert snap_compare(sample_app(sample_runs, tmp_path), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_screen_at(size, sample_runs, tmp_path, snap_compare):
+    """`?` at every size: keys and the legend, nothing cut at the right, no binding ids; keys and legend side
+    by side from 130 columns, stacked (and scrolling) below."""
+    assert snap_compare(sample_app(sample_runs, tmp_path), terminal_size=size, run_before=_settle,
+                        press=["question_mark"])
+
+
 def test_main_screen(lesson, snap_compare):
     """The lesson's queries at k=3: q1 flips hit→miss and is first; B's unjudged policy-31 is marked ?."""
     assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle)
@@ -33,11 +64,6 @@ def test_main_screen(lesson, snap_compare):
 def test_main_screen_list_b_focused(lesson, snap_compare):
     """Tab twice: list B focused, the chunk with markup and an escape sequence shown literally."""
     assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["tab", "tab"])
-
-
-def test_help_screen(lesson, snap_compare):
-    """`?`: every key with what it does and its binding id."""
-    assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle, press=["question_mark"])
 
 
 def test_unanswerable_query(lesson, snap_compare):

@@ -48,6 +48,11 @@ from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core import vocab
 from ragdiff.core.metrics import EvalSettings
 
+# The layout (DESIGN: usable from 80x24 up). Three panes need a query list of 26 columns and two run lists
+# of 37 (rank, a chunk id of 12, score, label, the other run's rank, border and scroll bar); below that the
+# run lists take turns beside the query list (tab or o switches) rather than cutting ids and ranks.
+THREE_PANES = 100
+TALL = 30  # from this height the chunk pane gets its full height
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
 NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
@@ -84,6 +89,8 @@ class ReviewApp(App[int]):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
+    HORIZONTAL_BREAKPOINTS = [(0, "-one-run"), (THREE_PANES, "-three-panes")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL, "-tall")]
 
     BINDINGS = [
         _key("g", "mark('gold')", vocab.word(vocab.GOLD), id="label.gold",
@@ -112,6 +119,8 @@ class ReviewApp(App[int]):
                 tooltip="k − 1: recompute the header, the marks, the filters and their counts"),
         _key("tab", "focus_next", "next pane", show=False, id="pane.next",
                 tooltip="next pane: queries → A → B → chunk text"),
+        _key("o", "other_run", "other run", show=False, id="pane.other_run",
+             tooltip="the other run's list (below 100 columns the two lists take turns beside the queries)"),
         _key("shift+tab", "focus_previous", "previous pane", show=False, id="pane.previous",
                 tooltip="previous pane"),
         _key("escape", "clear_search", "clear search", show=False, id="queries.clear_search",
@@ -163,7 +172,40 @@ class ReviewApp(App[int]):
         yield Static(id="status")
         yield KeyBar(self.BINDINGS, id="keys")
 
+    # ---- one run at a time on a narrow terminal ----------------------------------------------------------
+
+    @property
+    def one_run(self) -> bool:
+        """Below THREE_PANES columns only the active run's list is shown beside the queries."""
+        return self.size.width < THREE_PANES
+
+    def _show_run(self, side: str, focus: bool = False) -> None:
+        """Make `side` the active run: its list is the one shown when the lists take turns."""
+        lists = {s: self.query_one(f"#list-{s}", RankedList) for s in ("a", "b")}
+        for s, widget in lists.items():
+            widget.set_class(s != side, "-hidden")
+        changed = side != self.active_side
+        self.active_side = side
+        if focus:
+            self.focus_now(lists[side])
+        if changed:
+            self.show_chunk()
+        self._run_subtitles()
+
+    def _run_subtitles(self) -> None:
+        k = f"k={self.model.k}" if self.model is not None else ""
+        for side, other in (("a", "B"), ("b", "A")):
+            hint = f" · o: {other}" if self.one_run else ""
+            self.query_one(f"#list-{side}", RankedList).border_subtitle = k + hint
+
+    def on_resize(self) -> None:
+        self._run_subtitles()
+
+    def action_other_run(self) -> None:
+        self._show_run("b" if self.active_side == "a" else "a", focus=True)
+
     def on_mount(self) -> None:
+        self._show_run("a")
         self.query_one("#queries").border_title = "queries"
         self.query_one("#list-a").border_title = "A"
         self.query_one("#list-b").border_title = "B"
@@ -362,7 +404,7 @@ class ReviewApp(App[int]):
         qid = queries.selected
         for widget in (self.query_one("#list-a", RankedList), self.query_one("#list-b", RankedList)):
             widget.show(model, qid, keep_cursor=keep_chunks)
-            widget.border_subtitle = f"k={model.k}"
+        self._run_subtitles()
         total = len(queries.ids)
         queries.border_subtitle = f"{queries.cursor + 1}/{total}" if total else "no query matches"
         self.show_chunk()
@@ -464,8 +506,7 @@ class ReviewApp(App[int]):
     def _focus_moved(self) -> None:
         widget = self.focused
         if isinstance(widget, RankedList) and widget.side != self.active_side:
-            self.active_side = widget.side
-            self.show_chunk()
+            self._show_run(widget.side)
 
     def focus_now(self, widget) -> None:
         """Focus a widget before the next key is handled (`Widget.focus()` waits for the message queue)."""
@@ -476,10 +517,18 @@ class ReviewApp(App[int]):
         self._focus_moved()
 
     def action_focus_next(self) -> None:
+        focused = self.focused
+        if self.one_run and isinstance(focused, RankedList) and focused.side == "a":
+            self._show_run("b", focus=True)  # the hidden B list is next in the tab order
+            return
         self.screen.focus_next()
         self._focus_moved()
 
     def action_focus_previous(self) -> None:
+        focused = self.focused
+        if self.one_run and isinstance(focused, RankedList) and focused.side == "b":
+            self._show_run("a", focus=True)
+            return
         self.screen.focus_previous()
         self._focus_moved()
 

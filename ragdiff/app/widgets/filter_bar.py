@@ -22,20 +22,34 @@ class FilterBar(Widget):
 
     def show(self, counts: dict[str, int], active: str, sort: str, search: str, k: int) -> None:
         self.counts, self.active, self.sort, self.search, self.k = counts, active, sort, search, k
-        self.refresh()
+        self.refresh(layout=True)  # one line or two
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return len(self._lines(width))
 
     def render(self) -> Text:
+        return Text("\n", no_wrap=True, end="").join(self._lines(self.size.width))
+
+    def _lines(self, width: int) -> list[Text]:
+        """One line when it fits; else the word "filter" goes and the sort (and search) wrap to a second line.
+        A filter's count is never cut."""
         style = self.get_component_rich_style
-        line = Text(no_wrap=True, end="", overflow="ellipsis")
-        line.append(" filter ", style=style("filter--label"))
+        width = max(20, width)
+        cells = []
         for key, label in FILTERS:
             label = label.replace("@k", f"@{self.k}")
-            cell = f" {label} {self.counts.get(key, 0)} "
-            line.append(cell, style=style("filter--active") if key == self.active else style("filter--dim"))
+            cells.append(Text(f" {label} {self.counts.get(key, 0)} ",
+                              style=style("filter--active") if key == self.active else style("filter--dim")))
         sort_label = dict(SORTS)[self.sort].replace("@k", f"@{self.k}")
-        line.append("   sort ", style=style("filter--label"))
-        line.append(sort_label)
+        tail = [Text.assemble(("sort ", style("filter--label")), sort_label)]
         if self.search:
-            line.append("   search ", style=style("filter--label"))
-            line.append(clean(self.search))
-        return line
+            tail.append(Text.assemble(("search ", style("filter--label")), clean(self.search)))
+        label = Text(" filter ", style=style("filter--label"))
+        one = Text.assemble(label, *cells, "  ", Text("   ").join(tail), no_wrap=True, end="")
+        if one.cell_len <= width:
+            return [one]
+        first = Text.assemble(*cells, no_wrap=True, end="")
+        second = Text.assemble(" ", Text("   ").join(tail), no_wrap=True, end="")
+        for line in (first, second):
+            line.truncate(width, overflow="ellipsis")
+        return [first, second]

@@ -1,4 +1,5 @@
-"""`?`: every key and what it does, generated from the Binding objects themselves (ids and descriptions)."""
+"""`?`: every key and what it does, generated from the Binding objects themselves, and the legend of the marks
+the screen draws (the judgment glyphs come from ragdiff.core.vocab, the one home of their words)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from ragdiff.core import vocab
 
 
 def key_names(binding: Binding) -> str:
@@ -21,29 +24,76 @@ def key_names(binding: Binding) -> str:
 
 
 def bindings_table(groups: list[tuple[str, list[Binding]]]) -> Table:
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=False)
+    """Key and what it does; the does column wraps, so nothing is cut at any width."""
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=True)
     table.add_column("key", no_wrap=True)
-    table.add_column("does", no_wrap=False)
-    table.add_column("id", style="dim", no_wrap=True)
+    table.add_column("does", no_wrap=False, ratio=1)
     for title, bindings in groups:
-        table.add_row(Text(title, style="bold underline"), "", "")
-        # bindings that do the same thing with different keys (the grade digits) share one row
+        table.add_row(Text(title, style="bold underline"), "")
+        # bindings that do the same thing with different keys (the grade digits) share one row, and the plain
+        # ones (no tooltip: moving in a list) share one row of "key description" pairs
         rows: dict[str, list[Binding]] = {}
+        plain = [b for b in bindings if not b.tooltip]
         for binding in bindings:
-            rows.setdefault(binding.tooltip or binding.description or binding.action, []).append(binding)
+            if binding.tooltip:
+                rows.setdefault(binding.tooltip, []).append(binding)
         for does, same in rows.items():
             keys = " ".join(dict.fromkeys(key_names(b) for b in same))
             if len(same) > 3:
                 keys = f"{key_names(same[0])}…{key_names(same[-1])}"
-            ids = same[0].id or same[0].action
-            if len(same) > 1:
-                ids = f"{ids}…{same[-1].id or same[-1].action}" if ids != (same[-1].id or same[-1].action) else ids
-            table.add_row(Text(keys, style="bold"), Text(does), Text(ids))
-        table.add_row("", "", "")
+            table.add_row(Text(keys, style="bold"), Text(does))
+        if plain:
+            pairs = Text(", ").join(Text.assemble((key_names(b), "bold"), " ", b.description or b.action)
+                                    for b in plain)
+            table.add_row(Text(""), pairs)
+    return table
+
+
+# The marks of the review screen that are not judgments (those come from vocab.legend()): (mark, meaning).
+SCREEN_MARKS = [
+    ("B#n  A#n", "the chunk's rank in the other run (A's list shows B's rank, B's list A's)"),
+    ("B —  A —", "the other run did not return the chunk"),
+    ("── k=5 ──", "the cut at k: above it, what is pasted into the prompt"),
+    ("rank 12", "under the cut: a relevant chunk this run put below k (or: not retrieved)"),
+]
+QUERY_MARKS = [
+    ("✓ ✗", "the query's hit (a relevant chunk in the top k) or miss, in A then B"),
+    ("✓→✗", "a flip: hit in A, miss in B (✗→✓ the other way)"),
+    ("∅", "unanswerable: the gold set has no relevant chunk for it"),
+    ("–", "the run lacks the query (scored 0)"),
+]
+WHICH_K_MARKS = [
+    ("● ○", "which k (w): recall@j of A (●) and B (○) at each j"),
+    ("◉", "A and B at the same height"),
+    ("┊", "the k the header is at"),
+]
+# how judged-not-relevant and unjudged differ besides their glyph (app.tcss draws them so)
+LOOK = {vocab.NOT_RELEVANT: "; its id is dimmed", vocab.UNJUDGED: "; the ? is reversed and the id in italics"}
+
+
+def legend_rows() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every mark the screen draws with its meaning, in groups: the `?` screen shows these and
+    tests/test_legend.py holds the README to them."""
+    judgments = [(mark, meaning + LOOK.get(name, ""))
+                 for name, (mark, meaning) in zip(vocab.KINDS, vocab.legend())]
+    return [("a chunk's label", judgments), ("in a run's list", SCREEN_MARKS), ("in the query list", QUERY_MARKS),
+            ("in the which-k plot", WHICH_K_MARKS)]
+
+
+def legend_table() -> Table:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=True)
+    table.add_column("mark", no_wrap=True)
+    table.add_column("means", no_wrap=False, ratio=1)
+    for title, rows in legend_rows():
+        table.add_row("", Text(title, style="bold underline"))
+        for mark, meaning in rows:
+            table.add_row(Text(mark, style="bold"), Text(meaning))
     return table
 
 
 class HelpScreen(ModalScreen[None]):
+    # keys and legend side by side from 130 columns, the legend under the keys below that
+    HORIZONTAL_BREAKPOINTS = [(0, "-stacked"), (130, "-side-by-side")]
     BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close help", id="help.close")]
 
     def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:
@@ -52,8 +102,10 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static(bindings_table(self.groups + [("help", self.BINDINGS)]), id="help-table")
+            with Horizontal(id="help-columns"):
+                yield Static(bindings_table(self.groups + [("help", self.BINDINGS)]), id="help-keys")
+                yield Static(legend_table(), id="help-legend")
 
     def on_mount(self) -> None:
-        self.query_one("#help-box").border_title = "keys"
-        self.query_one("#help-box").border_subtitle = "esc / ? / q close"
+        self.query_one("#help-box").border_title = "keys and marks"
+        self.query_one("#help-box").border_subtitle = "↑↓ scroll · esc / ? / q close"

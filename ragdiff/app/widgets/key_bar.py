@@ -14,11 +14,25 @@ class KeyBar(Widget):
         self.bindings = [b for b in bindings if b.show and b.description]
 
     def render(self) -> Text:
+        """The keys in order until the line is full; `? help` and `q quit` always end it (help lists the rest)."""
         key_style = self.get_component_rich_style("keybar--key")
         desc_style = self.get_component_rich_style("keybar--desc")
-        line = Text(no_wrap=True, end="", overflow="ellipsis")
-        for binding in self.bindings:
+        width = max(20, self.size.width)
+
+        def cell(binding) -> Text:
             key = binding.key_display or binding.key.split(",")[0]
-            line.append(f" {key} ", style=key_style)
-            line.append(f"{binding.description} ", style=desc_style)
+            return Text.assemble((f" {key} ", key_style), (f"{binding.description} ", desc_style))
+
+        last = [b for b in self.bindings if b.action in KEEP]
+        cells = [cell(b) for b in self.bindings if b.action not in KEEP]
+        end = Text.assemble(*[cell(b) for b in last])
+        line = Text(no_wrap=True, end="", overflow="ellipsis")
+        for item in cells:
+            if line.cell_len + item.cell_len + end.cell_len > width:
+                break
+            line.append_text(item)
+        line.append_text(end)
         return line
+
+
+KEEP = ("help", "quit_review")  # always on the bar: how to learn the rest, and how to leave

@@ -73,7 +73,13 @@ class LineList(ScrollView, can_focus=True):
         self.virtual_size = Size(max(1, self.size.width), self._count)
         target = self._nearest_selectable(cursor if cursor is not None else 0, 1)
         self.set_reactive(LineList.cursor, target if target is not None else 0)
-        self.scroll_to(y=0, animate=False, immediate=True) if cursor is None else self._scroll_cursor()
+        if cursor is None:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        else:
+            self._scroll_cursor()
+            # the list's height may change in the same refresh (the search box closing after `/gzip enter
+            # esc`): scroll again once the layout is done, so the cursor's line is on screen
+            self.call_after_refresh(self._scroll_cursor)
         self.refresh()
 
     def redraw(self) -> None:

@@ -69,7 +69,8 @@ class QueryList(LineList):
         text = clean(row.text)
         room = max(0, width - used)
         if text and text != qid:
-            id_part = fit(qid, min(len(qid), max(4, room // 3)))
+            # the id keeps up to 12 cells (more when the pane is wide); the text gets the rest
+            id_part = fit(qid, min(len(qid), max(min(12, room), room // 3)))
             line.append(id_part, style=style("query--id"))
             line.append(" ")
             line.append(fit(text, max(0, room - len(id_part) - 1)))

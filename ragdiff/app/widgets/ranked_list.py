@@ -23,8 +23,17 @@ class Item:
     text: str = ""
 
 
+MIN_ID = 12  # a chunk id is never cut below this many cells (DESIGN: usable from 80x24 up)
+SCORE_WIDTH = 8
+
 _CELL_CLASS = {vocab.GOLD: "rank--gold", vocab.EVIDENCE: "rank--evidence", vocab.NOT_RELEVANT: "rank--notrel",
                vocab.DRAFTED: "rank--unjudged", vocab.UNJUDGED: "rank--unjudged"}
+
+
+# judged not relevant and unjudged differ in more than glyph and colour: a judged-not-relevant id is dimmed
+# (read and set aside); an unjudged id is italic and its ? is drawn reversed (nobody has read it yet)
+_ID_CLASS = {vocab.NOT_RELEVANT: "rank--notrel-id", vocab.UNJUDGED: "rank--unjudged-id",
+             vocab.DRAFTED: "rank--unjudged-id"}
 
 
 def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> tuple[str, str]:
@@ -42,7 +51,7 @@ def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> t
 class RankedList(LineList):
     COMPONENT_CLASSES = LineList.COMPONENT_CLASSES | {
         "rank--gold", "rank--gold-low", "rank--evidence", "rank--notrel", "rank--unjudged", "rank--cut",
-        "rank--dim", "rank--absent", "rank--heading", "rank--relevant-id",
+        "rank--dim", "rank--absent", "rank--heading", "rank--relevant-id", "rank--notrel-id", "rank--unjudged-id",
     }
 
     def __init__(self, side: str, *, id: str | None = None) -> None:
@@ -54,6 +63,7 @@ class RankedList(LineList):
         self.items: list[Item] = []
         self.has_scores = True
         self.rank_width = 2
+        self.other_width = 6
 
     def show(self, model: ReviewModel, query_id: str | None, keep_cursor: bool = False) -> None:
         previous = self.selected_chunk if keep_cursor else None
@@ -75,6 +85,8 @@ class RankedList(LineList):
         rows = model.rows_for(qid, self.side)
         self.has_scores = any(r.score is not None for r in rows)
         self.rank_width = max(2, len(str(rows[-1].rank))) if rows else 2
+        others = [r.other_rank for r in rows if r.other_rank is not None]
+        self.other_width = max(len(f"{self.other} —"), len(f"{self.other}#{max(others)}") if others else 0)
         k = model.k
         items: list[Item] = []
         query = model.rows[qid]
@@ -134,23 +146,34 @@ class RankedList(LineList):
             return Text(item.text, style=style("rank--dim"))
         return Text("")
 
+    # ---- columns: a number is never cut and a chunk id keeps at least MIN_ID cells --------------------------
+    # Each column is as wide as its widest value in this query's rows; when the pane is too narrow for the id
+    # to keep MIN_ID cells, the score column (the least needed: the rank says the order) is left out whole.
+
     def _other_cell(self, other_rank: int | None) -> tuple[str, str]:
         if other_rank is None:
-            return f"{self.other} —".ljust(6), "rank--absent"
-        return f"{self.other}#{other_rank}".ljust(6), "rank--dim"
+            return f"{self.other} —".ljust(self.other_width), "rank--absent"
+        return f"{self.other}#{other_rank}".ljust(self.other_width), "rank--dim"
+
+    def _score_width(self, width: int, fixed: int) -> int:
+        """8 cells for the score, or 0 when showing it would cut the id below MIN_ID."""
+        if not self.has_scores or width - fixed - SCORE_WIDTH < MIN_ID:
+            return 0
+        return SCORE_WIDTH
 
     def _row_line(self, row: RankedRow, width: int) -> Text:
         style = self.get_component_rich_style
         mark, mark_class = label_cell(row.level, row.grade, row.relevant)
         other, other_class = self._other_cell(row.other_rank)
+        fixed = self.rank_width + 1 + 1 + 3 + 1 + self.other_width
+        score_width = self._score_width(width, fixed)
         score = ""
-        if self.has_scores:
-            score = "" if row.score is None else _score(row.score)
-            score = score.rjust(8)
-        fixed = self.rank_width + 1 + len(score) + 1 + 3 + 1 + len(other)
-        id_width = max(4, width - fixed)
+        if score_width:
+            score = ("" if row.score is None else _score(row.score)).rjust(score_width)
+        id_width = max(4, width - fixed - score_width)
         chunk = fit(clean(row.chunk_id), id_width).ljust(id_width)
-        id_style = style("rank--relevant-id") if row.relevant else None
+        id_class = "rank--relevant-id" if row.relevant else _ID_CLASS.get(row.level or vocab.UNJUDGED)
+        id_style = style(id_class) if id_class else None
         return Text.assemble(
             (str(row.rank).rjust(self.rank_width), style("rank--dim")), " ",
             (chunk, id_style) if id_style else chunk,
@@ -165,15 +188,16 @@ class RankedList(LineList):
         mark, mark_class = label_cell(missed.level, missed.grade)
         where = f"rank {missed.rank}" if missed.rank is not None else "not retrieved"
         other_rank = self.model.rank_in(self.query_id, "b" if self.side == "a" else "a", missed.chunk_id)
-        other, other_class = self._other_cell(other_rank)
+        other = (f"{self.other}#{other_rank}" if other_rank is not None else f"{self.other} —")
+        other_class = "rank--dim" if other_rank is not None else "rank--absent"
         tail = f" {where}"
-        fixed = self.rank_width + 1 + 3 + 1 + len(tail) + 1 + len(other)
+        fixed = self.rank_width + 1 + 3 + 1 + len(tail) + 1 + max(len(other), self.other_width)
         id_width = max(4, width - fixed)
         chunk = fit(clean(missed.chunk_id), id_width).ljust(id_width)
         return Text.assemble(
             " " * (self.rank_width + 1), (mark, style(mark_class)), " ", chunk,
             (tail, style("rank--absent" if missed.rank is None else "rank--dim")), " ",
-            (other, style(other_class)),
+            (other.ljust(self.other_width), style(other_class)),
             no_wrap=True, end="",
         )
 

@@ -17,7 +17,7 @@ from ragdiff.app.text import clean
 from ragdiff.app.widgets.ranked_list import label_cell
 
 STYLES = {"rank--gold": "bold green", "rank--gold-low": "green", "rank--evidence": "bold magenta",
-          "rank--notrel": "dim", "rank--unjudged": "bold yellow"}
+          "rank--notrel": "dim", "rank--unjudged": "bold reverse yellow"}
 
 
 def searches_text(query_id: str, runs: list[tuple[str, list[tuple[str, list[str]]]]], label_of) -> Text:

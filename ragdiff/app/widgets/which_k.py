@@ -16,6 +16,7 @@ from textual.widgets import Static
 from ragdiff.app.text import clean
 
 PLOT_HEIGHT = 12
+AXIS = 6  # columns before the plot: "0.80 " and the axis line
 
 
 def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles: dict[str, str]) -> Text:
@@ -37,8 +38,9 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
 
     out = Text(no_wrap=True, end="")
     for row in range(PLOT_HEIGHT):
-        label = {0: "1.0 ", PLOT_HEIGHT // 2: f"{low + span / 2:.2f}"[1:].rjust(3) + " ",
-                 PLOT_HEIGHT - 1: f"{low:.1f} "}.get(row, "    ")
+        # every axis label in one format (two decimals): 1.00, 0.80, 0.60
+        value = {0: 1.0, row_of(low + span / 2): low + span / 2, PLOT_HEIGHT - 1: low}.get(row)
+        label = f"{value:.2f} " if value is not None else " " * (AXIS - 1)
         out.append(label, style=styles["dim"])
         out.append("┤" if label.strip() else "│", style=styles["dim"])
         for column in range(width):
@@ -55,11 +57,11 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
             else:
                 out.append(" ")
         out.append("\n")
-    axis = "    └" + "".join("┴" if c == k_column else "─" for c in range(width))
+    axis = " " * (AXIS - 1) + "└" + "".join("┴" if c == k_column else "─" for c in range(width))
     out.append(axis + "\n", style=styles["dim"])
-    ticks = [" "] * (width + 5)
+    ticks = [" "] * (width + AXIS)
     for text, column in (("1", 0), (f"k={k}", k_column), (f"depth={depth}", width - 1)):
-        start = max(0, min(5 + column - len(text) // 2, len(ticks) - len(text)))
+        start = max(0, min(AXIS + column - len(text) // 2, len(ticks) - len(text)))
         if all(ch == " " for ch in ticks[start:start + len(text)]):
             ticks[start:start + len(text)] = list(text)
     out.append("".join(ticks).rstrip(), style=styles["dim"])
@@ -101,4 +103,6 @@ class WhichKScreen(ModalScreen[None]):
         self.query_one("#which-k-legend", Static).update(Text("\n").join([
             legend(self.name_a, "●", styles["a"], curve_a, self.k, self.scored),
             legend(self.name_b, "○", styles["b"], curve_b, self.k, self.scored),
+            Text.assemble(("◉", styles["both"]), " both runs at the same height   ", ("┊", styles["k"]), f" k={self.k}",
+                          style="dim"),
         ]))
