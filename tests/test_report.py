@@ -118,6 +118,19 @@ def test_markdown_names_the_unjudged_warning(tmp_path, capsys):
     assert "**Unjudged chunks:**" in md and "judged@5" in md
 
 
+def test_markdown_lists_at_most_show_queries(tmp_path, capsys):
+    # 40 queries, B loses every one: 40 hit→miss, of which --show 7 are listed, and the rest are counted
+    a, b, gold = case(tmp_path, 40, lambda i: 1, lambda i: None)
+    code, md, _ = run_cli(capsys, "diff", a, b, "--gold", gold, "--markdown", "--show", "7")
+    assert code == 0
+    (flips,) = [t for t in tables(parse(md)) if t["header"][0] == "query"]
+    assert len(flips["rows"]) == 7 and flips["collapsed"]
+    assert "✓→✗ 40 hit→miss" in md and "… and 33 more" in md
+    code, md, _ = run_cli(capsys, "diff", a, b, "--gold", gold, "--markdown")
+    (flips,) = [t for t in tables(parse(md)) if t["header"][0] == "query"]
+    assert len(flips["rows"]) == 20 and "… and 20 more" in md
+
+
 def test_markdown_and_json_are_exclusive(capsys):
     with pytest.raises(SystemExit) as exit_info:
         sample(capsys, "--markdown", "--json")
@@ -216,3 +229,14 @@ def test_several_runs_exit_codes(tmp_path, capsys):
     assert code == 1 and json.loads(js)["fail_on_regression"]["failed"]
     code, _, err = run_cli(capsys, "diff", a, same, tmp_path / "missing.jsonl", "--gold", gold)
     assert code == 2 and "missing.jsonl" in err
+
+
+def test_markdown_and_report_say_drafts_wait(tmp_path, capsys):
+    a, b, gold = case(tmp_path, 4, lambda i: 1, lambda i: 2)
+    gold.write_text(gold.read_text().replace("    gold: [g1]\n", "    gold: [g1]\n    drafted: {x1-2: 2}\n"))
+    code, md, _ = run_cli(capsys, "diff", a, b, "--gold", gold, "--markdown")
+    assert code == 0
+    assert "> 1 drafted label in 1 query wait for a person" in md
+    out = tmp_path / "r.html"
+    assert run_cli(capsys, "report", a, b, "--gold", gold, "-o", out)[0] == 0
+    assert "1 drafted label in 1 query wait for a person" in out.read_text()

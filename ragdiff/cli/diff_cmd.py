@@ -73,7 +73,8 @@ def add_parser(subparsers) -> None:
                         help="exit 1 when a query marked `regression: true` misses at k in B, or a metric drops "
                              "with p < alpha")
     parser.add_argument("--show", type=positive_int, default=20, metavar="N",
-                        help="list at most N queries per group (default 20); under 30 queries all are listed")
+                        help="list at most N queries per group, in text and --markdown (default 20); under 30 "
+                             "queries all are listed")
     add_slice_options(parser)
     parser.set_defaults(handler=run)
 
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             doc["fail_on_regression"] = {"failed": bool(failures), "reasons": failures}
         print(json.dumps(doc, ensure_ascii=False, indent=2))
     elif args.markdown:
-        print(report.markdown(doc, failures), end="")
+        print(report.markdown(doc, failures, args.show, notes=[drafts_note(gold)]), end="")
     else:
         print_report(doc, args.show)
         print_slices(slices, [ev.run.name for ev in evals], gold)

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli import diff_cmd
-from ragdiff.cli.common import stdout_console
+from ragdiff.cli.common import drafts_note, stdout_console
 from ragdiff.core.errors import InputError
 
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         named = Path(gold.path).parent / gold.corpus_path  # the corpus the label file names, beside it
         corpus_path = named if named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
-    page = render(doc, page_data(evals, gold, corpus))
+    page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])
     write_page(args.output, page)
     flipped = sum(len(r["flipped_queries"]) for r in doc.get("runs", [doc]))
     stdout_console().print(f"wrote {args.output} ({len(page.encode()) // 1024 + 1} KiB, {flipped} flipped queries"

@@ -298,8 +298,8 @@ def _flips(c: dict, page: dict, index: int, many: bool) -> list[str]:
     return out
 
 
-def render(doc: dict, page: dict) -> str:
-    """The whole page as one string."""
+def render(doc: dict, page: dict, notes: list[str | None] = ()) -> str:
+    """The whole page as one string; `notes` are lines every scoring command says about the gold set."""
     cs = comparisons(doc)
     first = cs[0]
     if len(cs) == 1:
@@ -328,6 +328,7 @@ def render(doc: dict, page: dict) -> str:
         if c["regressions"]:
             ids = ", ".join(esc(f["query_id"]) for f in c["regressions"])
             out.append(f'<p class="warning"><strong>Regression queries that miss at k in B:</strong> {ids}</p>')
+    out += [f'<p class="warning">{esc(note)}</p>' for note in notes if note]
     out.append("</section>")
     out += _which_k(doc, page)
     for index, c in enumerate(cs):

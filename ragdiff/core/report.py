@@ -237,18 +237,23 @@ def _md_collapsible(summary: str, body: list[str], count: int) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", ""] + body + ["", "</details>", ""]
 
 
-def _md_flips(c: dict, direction: str) -> list[str]:
+def _more(total: int, shown: int) -> list[str]:
+    return [] if total <= shown else ["", f"… and {total - shown} more (`--show N`, `--json` or `ragdiff report`)"]
+
+
+def _md_flips(c: dict, direction: str, show: int | None) -> list[str]:
     entries = [f for f in c["flipped_queries"] if f["direction"] == direction]
     if not entries:
         return []
     a, b = md_text(c["a"]["name"]), md_text(c["b"]["name"])
+    listed = entries if show is None else entries[:show]
     rows = [[md_text(f["query_id"]), md_text(f["text"]) if f["text"] and f["text"] != f["query_id"] else "",
-             first_gold(f["a_rank"]), first_gold(f["b_rank"])] for f in entries]
+             first_gold(f["a_rank"]), first_gold(f["b_rank"])] for f in listed]
     table = _md_table(["query", "text", f"first gold in A {a}", f"first gold in B {b}"], ["l", "l", "r", "r"], rows)
     summary = f"{FLIP_MARKS[direction]} {len(entries)} {FLIP_HEADINGS[direction]}"
     if len(entries) <= SHORT_LIST:
         summary = f"**{summary}**"
-    return _md_collapsible(summary, table, len(entries))
+    return _md_collapsible(summary, table + _more(len(entries), len(listed)), len(entries))
 
 
 def _md_metrics_two(c: dict) -> list[str]:
@@ -282,7 +287,7 @@ def _md_metrics_many(cs: list[dict]) -> list[str]:
     return _md_table(header, align, rows)
 
 
-def _md_opportunity(c: dict) -> list[str]:
+def _md_opportunity(c: dict, show: int | None) -> list[str]:
     opp = c["reranker_opportunity"]
     if not opp:
         return []
@@ -302,12 +307,15 @@ def _md_opportunity(c: dict) -> list[str]:
     for side in ("a", "b"):
         o = opp.get(side)
         if o is not None and len(o["queries"]) > SHORT_LIST:
+            listed = o["queries"] if show is None else o["queries"][:show]
             out += _md_collapsible(f"{side.upper()} {md_text(o['run'])}: {o['count']} queries",
-                                   [", ".join(md_text(q) for q in o["queries"])], o["count"])
+                                   [", ".join(md_text(q) for q in listed)] + _more(o["count"], len(listed)),
+                                   o["count"])
     return out
 
 
-def _md_comparison_body(c: dict, with_metrics: bool) -> list[str]:
+def _md_comparison_body(c: dict, with_metrics: bool, show: int | None) -> list[str]:
+    show = None if c["by_hand"] else show  # under 30 queries every flip is listed, to be read by hand
     out: list[str] = []
     if with_metrics:
         out += _md_metrics_two(c) + [""]
@@ -316,8 +324,8 @@ def _md_comparison_body(c: dict, with_metrics: bool) -> list[str]:
     k = c["settings"]["k"]
     h2m, m2h = len(c["flips"]["hit_to_miss"]), len(c["flips"]["miss_to_hit"])
     out += [f"**Flips at k={k}:** {h2m} hit→miss, {m2h} miss→hit (where the first gold chunk went)", ""]
-    out += _md_flips(c, "hit_to_miss") + _md_flips(c, "miss_to_hit")
-    out += _md_opportunity(c)
+    out += _md_flips(c, "hit_to_miss", show) + _md_flips(c, "miss_to_hit", show)
+    out += _md_opportunity(c, show)
     if c["judged_warning"]:
         out += [f"> **Unjudged chunks:** {md_text(c['judged_warning'])}", ""]
     if c["regressions"]:
@@ -326,9 +334,12 @@ def _md_comparison_body(c: dict, with_metrics: bool) -> list[str]:
     return out
 
 
-def markdown(doc: dict, failures: list[str] | None = None) -> str:
+def markdown(doc: dict, failures: list[str] | None = None, show: int | None = 20,
+             notes: list[str | None] = ()) -> str:
     """GitHub-flavoured Markdown for a pull-request comment: the metrics table with Δ, p, CI and the verdict
-    in words, the flips at k, the reranker's opportunity, the unjudged warning. Long lists collapse."""
+    in words, the flips at k, the reranker's opportunity, the unjudged warning. Long lists collapse, and list
+    at most `show` queries each (a GitHub comment holds 65,536 characters) unless under 30 were scored.
+    `notes`: lines every scoring command says about the gold set (drafts waiting), shown as notes."""
     cs = comparisons(doc)
     first = cs[0]
     gold = md_text(doc["gold"]) if doc.get("gold") else None
@@ -340,7 +351,7 @@ def markdown(doc: dict, failures: list[str] | None = None) -> str:
         out += [f"### ragdiff: {runs} against baseline {md_text(first['a']['name'])}", ""]
     out += [scope_line(first, gold), ""]
     if len(cs) == 1:
-        out += _md_comparison_body(first, with_metrics=True)
+        out += _md_comparison_body(first, with_metrics=True, show=show)
     else:
         out += _md_metrics_many(cs) + [""]
     out += [f"<sub>{method_note(first)}</sub>", ""]
@@ -349,7 +360,8 @@ def markdown(doc: dict, failures: list[str] | None = None) -> str:
     if len(cs) > 1:
         for c in cs:
             out += [f"#### {md_text(c['b']['name'])} vs baseline {md_text(c['a']['name'])}", ""]
-            out += _md_comparison_body(c, with_metrics=False)
+            out += _md_comparison_body(c, with_metrics=False, show=show)
+    out += [f"> {md_text(note)}\n" for note in notes if note]
     if failures:
         out += ["**FAIL (--fail-on-regression):**", ""] + [f"- {md_text(r)}" for r in failures] + [""]
     return "\n".join(out).rstrip() + "\n"
