@@ -157,3 +157,13 @@ def test_fail_on_regression_against_the_last_logged_run(tmp_path, capsys):
     assert code == 1
     assert "regression:" in err and "dropped" in err
     assert len(load_history(log).rows) == 2  # a regression is still a run worth logging
+
+
+def test_markdown_is_the_diff_against_the_last_logged_run(tmp_path, capsys, logged):
+    code, md, err = run_cli(capsys, "run", GOLD, "--log", logged, "--markdown", "--", *retriever("replay"))
+    assert code == 0
+    assert md.startswith("### ragdiff: A bm25 vs B replay-") and "| recall@5 |" in md
+    assert "answered 72 of 72 queries; saved" in err  # what was saved goes to stderr, the comment to stdout
+    code, js, _ = run_cli(capsys, "diff", SAMPLE / "bm25.jsonl", SAMPLE / "dense.jsonl", "--gold", GOLD, "--json")
+    for qid in json.loads(js)["flips"]["hit_to_miss"]:
+        assert f"| {qid} |" in md

@@ -16,7 +16,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, metric_list, positive_int, stdout_console, warn
+from ragdiff.cli.common import add_input_options, drafts_note, metric_list, positive_int, stdout_console, warn
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -51,8 +51,12 @@ def add_parser(subparsers) -> None:
                              "file, else ./runs)")
     parser.add_argument("-o", "--output", type=Path, metavar="FILE.jsonl", help="save the run exactly here instead")
     parser.add_argument("--metrics", type=metric_list, help="comma-separated metrics (default as eval)")
-    parser.add_argument("--json", action="store_true",
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
                         help="print one JSON document: {\"saved\", \"eval\", \"against\", \"diff\"}")
+    output.add_argument("--markdown", action="store_true",
+                        help="print the diff against the last logged run as Markdown for a pull-request comment "
+                             "(what was saved and logged goes to stderr)")
     parser.add_argument("--fail-on-regression", action="store_true",
                         help="exit 1 when the diff against the last logged run finds a regression (as diff does)")
     parser.add_argument("--show", type=positive_int, default=20, metavar="N", help="flips listed per group")
@@ -147,23 +151,31 @@ def run(args: argparse.Namespace) -> int:
     if args.log is not None:
         append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
 
+    status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {len(queries)} queries; "
+              f"saved {target}" + (f", logged in {args.log}" if args.log else ""))
+    first = f"the first run logged in {args.log}: nothing to diff against yet"
     if args.json:
-        print(json.dumps({"saved": str(target), "command": command, "answered": len(answer.answered),
-                          "unanswered": answer.unanswered, "logged": str(args.log) if args.log else None,
-                          "eval": eval_document([ev], False), "against": against, "diff": diff_doc},
-                         ensure_ascii=False, indent=2))
+        doc = {"saved": str(target), "command": command, "answered": len(answer.answered),
+               "unanswered": answer.unanswered, "logged": str(args.log) if args.log else None,
+               "eval": eval_document([ev], False), "against": against, "diff": diff_doc}
+        if args.fail_on_regression:
+            doc["fail_on_regression"] = {"failed": bool(failures), "reasons": failures}
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    elif args.markdown:
+        warn(status)
+        if diff_doc is not None:
+            print(report.markdown(diff_doc, failures, args.show, notes=[drafts_note(gold)]), end="")
+        else:
+            print(f"{report.md_text(status)}\n\n({report.md_text(first if args.log else 'no --log: nothing to diff against')})")
     else:
         console = stdout_console()
-        console.print(f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {len(queries)} "
-                      f"queries; saved {target}" + (f", logged in {args.log}" if args.log else ""),
-                      markup=False, highlight=False, soft_wrap=True)
+        console.print(status, markup=False, highlight=False, soft_wrap=True)
         print_tables([ev], False)
         if diff_doc is not None:
             console.print()
             diff_cmd.print_report(diff_doc, args.show)
         elif args.log is not None:
-            console.print(f"(the first run logged in {args.log}: nothing to diff against yet)", markup=False,
-                          highlight=False, soft_wrap=True)
+            console.print(f"({first})", markup=False, highlight=False, soft_wrap=True)
     if failures:
         for reason in failures:
             warn(f"regression: {reason}")
