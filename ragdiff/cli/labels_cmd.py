@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers) -> None:
-    labels = subparsers.add_parser("labels", help="the label file's history and upkeep (log, …)",
+    labels = subparsers.add_parser("labels", help="the label file's history and upkeep (log, import, …)",
                                    description="The label file's history and upkeep.")
     commands = labels.add_subparsers(dest="labels_command", metavar="COMMAND")
     commands.required = True
@@ -34,6 +34,52 @@ def add_parser(subparsers) -> None:
                      help="the overturn report: per proposed grade, drafts accepted, regraded or overturned")
     log.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     log.set_defaults(handler=run_log)
+
+    imp = commands.add_parser(
+        "import", help="add a model's proposals as drafted labels, never touching judged chunks",
+        description="Add drafts from DRAFTS.jsonl (one {\"query_id\", \"chunk_id\", \"grade\"} a line, any model's "
+                    "output) to the label file's drafted: sections. A chunk a person has judged is left alone and "
+                    "counted; each draft is written like a mark (atomic, journaled, undoable).")
+    imp.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
+    imp.add_argument("drafts", type=Path, metavar="DRAFTS.jsonl", help="the proposals")
+    imp.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    _reviewer(imp)
+    imp.set_defaults(handler=run_import)
+
+
+def _reviewer(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+
+
+def open_labels(args: argparse.Namespace):
+    """The label file open for writing; its errors become bad input naming the file."""
+    from ragdiff.core.labels import LabelFile
+
+    try:
+        return LabelFile(args.gold, args.gold_format, reviewer=args.reviewer)
+    except FileNotFoundError:
+        raise InputError(args.gold, "no such label file") from None
+    except LABEL_ERRORS() as err:
+        raise InputError(args.gold, str(err)) from None
+
+
+def LABEL_ERRORS() -> tuple[type[Exception], ...]:  # noqa: N802 - a tuple for except, imported when needed
+    from ragdiff.core.labels import LabelConflictError, LabelFormatError, LabelWriteError
+
+    return (LabelConflictError, LabelFormatError, LabelWriteError)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from ragdiff.core.drafts import import_drafts, read_drafts
+
+    labels = open_labels(args)
+    drafts = read_drafts(args.drafts, labels.queries)  # the whole file is checked before anything is written
+    try:
+        result = import_drafts(labels, drafts, args.drafts.name)
+    except LABEL_ERRORS() as err:
+        raise InputError(args.gold, str(err)) from None
+    print(result.sentence(args.gold, args.drafts))
+    return 0
 
 
 def _query_id(gold, asked: str | None) -> str | None:

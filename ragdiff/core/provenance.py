@@ -108,10 +108,13 @@ class DraftTally:
 
 
 def outcome(entry: Entry) -> str | None:
-    """What a person's mark did to a draft: accepted (gold at the proposed grade), regraded (gold at another),
-    evidence, not relevant, or unjudged (the draft removed); None when the chunk was not a draft."""
+    """What a person's mark did to a draft: accepted (gold at the proposed grade, or not relevant for a drafted
+    0), regraded (gold at another), evidence, not relevant, or unjudged (the draft removed); None when the chunk
+    was not a draft."""
     if entry.before.kind != vocab.DRAFTED:
         return None
+    if entry.before.grade == 0 and entry.after.kind == vocab.NOT_RELEVANT:
+        return ACCEPTED  # the model proposed grade 0 and the person agreed
     if entry.after.kind == vocab.GOLD:
         return ACCEPTED if entry.after.grade == entry.before.grade else REGRADED
     return entry.after.kind

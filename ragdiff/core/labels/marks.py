@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from ragdiff.core import vocab
 
-LABELS = (*vocab.MARKABLE, "none")  # "none" (or vocab.UNJUDGED) = remove any judgment; used by undo
+# "none" (or vocab.UNJUDGED) = remove any judgment, used by undo; drafted = a model's proposal (labels import,
+# and undo bringing back a draft a person decided)
+LABELS = (*vocab.MARKABLE, vocab.DRAFTED, "none")
 
 
 def word(label: str) -> str:
@@ -18,7 +20,7 @@ def word(label: str) -> str:
 class Mark:
     query_id: str  # the id as ragdiff knows it (YAML: `id`, else the text)
     chunk_id: str
-    label: str  # "gold" | "evidence" | "not_relevant" | "none" (none = remove any label; used by undo)
+    label: str  # "gold" | "evidence" | "not_relevant" | "drafted" | "none" (none = remove any label; used by undo)
     grade: int | None = None  # for gold in a graded set; None = the file's default (plain entry / grade 1)
     run: str | None = None  # which run and rank it was marked from (journal only)
     rank: int | None = None

@@ -21,6 +21,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.formats import GOLD_FORMATS as FORMATS
 from ragdiff.core.formats import locate
@@ -137,6 +138,15 @@ class LabelFile:
         lacks)."""
         return self._snap.doc.current(query_id, chunk_id)
 
+    def can_say(self, kind: str) -> bool:
+        """Can this file's format hold this kind (drafted needs the ragdiff label file)?"""
+        return self._snap.doc.can_express(kind)
+
+    @property
+    def shape(self) -> str:
+        """What people call this file's format: "label file", "short form", "TREC qrels", "BEIR qrels"."""
+        return self._snap.doc.shape
+
     @property
     def pending(self) -> list[Mark]:
         return [m for m, _ in self._pending]
@@ -160,6 +170,8 @@ class LabelFile:
             raise LabelFormatError(
                 f"grade {g} is not gold (grade 0 means judged not relevant); mark {mark.chunk_id} not relevant instead"
             )
+        if mark.label == "drafted" and g is not None and g < 0:
+            raise LabelFormatError(f"a drafted grade is 0 or more, not {g}; nothing was written")
         if mark.label == "not_relevant" and g not in (None, 0):
             raise LabelFormatError(f"not relevant has grade 0, not {g}")
         if mark.label in ("evidence", "none") and g is not None:
@@ -226,12 +238,16 @@ class LabelFile:
         what = word(mark.label)
         if mark.label == "gold" and mark.grade is not None:
             what += f" (grade {mark.grade})"
+        elif mark.label == "drafted":
+            what = vocab.word(mark.label, map_grade(mark.label, mark.grade))
         if mark.label == "none":
             head = f"{mark.chunk_id}: label removed for {mark.query_id}"
         else:
             head = f"{mark.chunk_id} → {what} for {mark.query_id}"
         extras = []
-        if prev[0] != "none" and prev[0] != mark.label:
+        if prev[0] == "drafted" and mark.label != "drafted":
+            extras.append(f"was {vocab.word(prev[0], prev[1])}")  # the model's proposal, with its grade
+        elif prev[0] != "none" and prev[0] != mark.label:
             extras.append(f"was {word(prev[0])}")
         elif prev[0] == "gold" and mark.label == "gold" and prev[1] != mark.grade:
             extras.append(f"was grade {1 if prev[1] is None else prev[1]}")
@@ -482,8 +498,8 @@ class LabelFile:
         r = op.record
         mark = _mark_of(r)
         prev_label = r.get("prev_label") or "none"
-        back = Mark(mark.query_id, mark.chunk_id, prev_label, r.get("prev_grade") if prev_label == "gold" else None,
-                    mark.run, mark.rank)
+        back = Mark(mark.query_id, mark.chunk_id, prev_label,
+                    r.get("prev_grade") if prev_label in ("gold", "drafted") else None, mark.run, mark.rank)
         snap = self._refresh(back, check=False)
         now = snap.doc.current(mark.query_id, mark.chunk_id)
         if not _holds(now, mark):
@@ -525,6 +541,6 @@ def _holds(now: tuple[str, int | None], mark: Mark) -> bool:
     """Does a chunk's current (label, grade) say what `mark` set?"""
     if now[0] != mark.label:
         return False
-    if mark.label == "gold" and mark.grade is not None:
+    if mark.label in ("gold", "drafted") and mark.grade is not None:
         return (1 if now[1] is None else now[1]) == mark.grade
     return True

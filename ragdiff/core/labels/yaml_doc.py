@@ -51,7 +51,7 @@ def item_id(n: Node) -> str | None:
 
 def map_grade(label: str, grade: int | None) -> int:
     """The grade a mark writes (and the loader then reads)."""
-    if label == vocab.GOLD:
+    if label in (vocab.GOLD, vocab.DRAFTED):
         return 1 if grade is None else grade
     return 0 if label == vocab.NOT_RELEVANT else 1
 
@@ -86,13 +86,14 @@ def is_label_file(root, json_style: bool) -> bool:
     return False
 
 
-_SECTION_NAMES = frozenset(n for n, _ in SECTIONS)
+# the sections a mark edits: a person's judgment moves a chunk out of `drafted:` too
+_SECTION_NAMES = frozenset([*(n for n, _ in SECTIONS), vocab.DRAFTED])
 
 
 class YamlLabelDoc(LabelDoc):
     fmt = "yaml"
     shape = "label file"
-    kinds = vocab.MARKABLE
+    kinds = (*vocab.MARKABLE, vocab.DRAFTED)
     dialect = "yaml"
 
     def __init__(self, path: Path, text: str, root=None):
@@ -267,11 +268,11 @@ class YamlLabelDoc(LabelDoc):
                 ids = [item_id(n) for n in val.items]
                 present = chunk in ids
                 graded_item = present and val.items[ids.index(chunk)].kind == "map"
-                if label == vocab.GOLD and grade is not None and (grade != 1 or graded_item):
+                if label in (vocab.GOLD, vocab.DRAFTED) and grade is not None and (grade != 1 or graded_item):
                     if not graded_items(ed, val, chunk, grade):
                         ed.seq_to_map(val, key, {chunk: grade} if present else {},
                                       None if present else (chunk, grade))
-                        ed.notes.append(f"{qid}'s gold list became a graded map to hold grade {grade}")
+                        ed.notes.append(f"{qid}'s {label} list became a graded map to hold grade {grade}")
                 elif not present:
                     ed.seq_append(val, chunk)
             elif val.kind == "map":
@@ -290,6 +291,8 @@ class YamlLabelDoc(LabelDoc):
         return name
 
     def new_value(self, ed: _Edits, chunk: str, label: str, grade: int | None) -> str:
+        if label == vocab.DRAFTED:  # a draft always says its grade: `drafted: {chunk: 2}`
+            return "{" + ed.fmt_id(chunk) + ": " + ed.fmt_grade(map_grade(label, grade)) + "}"
         if label == vocab.GOLD and grade is not None and grade != 1:
             return "{" + ed.fmt_id(chunk) + ": " + ed.fmt_grade(grade) + "}"
         return "[" + ed.fmt_id(chunk) + "]"
@@ -309,7 +312,7 @@ class YamlLabelDoc(LabelDoc):
         if indent is None:
             k0 = entry.pairs[0][0]
             indent = " " * (k0.start - _line_start(t, k0.start))
-        order = ["id", "text", vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT]
+        order = ["id", "text", vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED]
         before = set(order[: order.index(name)])
         anchors = [(k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value in before]
         _k, anchor = max(anchors, key=lambda kv: kv[0].start) if anchors else entry.pairs[-1]

@@ -1,0 +1,99 @@
+"""`ragdiff labels import GOLD DRAFTS.jsonl`: a model's proposals added to the label file as `drafted:`.
+
+DRAFTS.jsonl holds one `{"query_id", "chunk_id", "grade"}` a line (any model's output; ragdiff never calls a
+model). The whole file is checked before anything is written; then each draft goes through the label writer
+(`LabelFile.apply`, one journaled, atomic, undoable edit each), and a chunk a person has judged is never
+touched: the draft is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragdiff.core import vocab
+from ragdiff.core.errors import InputError
+from ragdiff.core.labels import LabelFile, Mark
+from ragdiff.core.textio import read_text
+
+
+@dataclass(frozen=True)
+class Draft:
+    query_id: str
+    chunk_id: str
+    grade: int
+    line: int
+
+
+def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
+    """Every draft in the file, checked: bad input names the line and what was expected."""
+    path = Path(path)
+    known = set(known_queries)
+    seen: dict[tuple[str, str], int] = {}
+    drafts = []
+    for number, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"invalid JSON ({err.msg}); expected {{\"query_id\", \"chunk_id\", \"grade\"}}",
+                             number) from None
+        if not isinstance(record, dict):
+            raise InputError(path, "expected {\"query_id\", \"chunk_id\", \"grade\"} on each line", number)
+        qid, chunk, grade = record.get("query_id"), record.get("chunk_id"), record.get("grade")
+        for name, value in (("query_id", qid), ("chunk_id", chunk)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(path, f"{name} {value!r}: expected a non-empty string", number)
+        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
+            raise InputError(path, f"grade {grade!r}: expected a whole number >= 0 (0 proposes not relevant)", number)
+        if qid not in known:
+            raise InputError(path, f"query {qid!r} is not in the label file; expected one of its query ids "
+                                   "(ragdiff labels add appends a new query)", number)
+        if (qid, chunk) in seen:
+            raise InputError(path, f"chunk {chunk!r} of query {qid!r} is drafted twice (lines {seen[qid, chunk]} "
+                                   f"and {number}); expected one draft per chunk", number)
+        seen[qid, chunk] = number
+        drafts.append(Draft(qid, chunk, grade, number))
+    return drafts
+
+
+@dataclass
+class ImportResult:
+    added: int = 0  # a new draft for an unjudged chunk
+    regraded: int = 0  # an existing draft given the new grade
+    same: int = 0  # already drafted at that grade
+    judged: list[Draft] = field(default_factory=list)  # a person's judgment is there: left alone
+
+    def sentence(self, path: Path, source: Path) -> str:
+        parts = [f"{self.added} draft{'s' if self.added != 1 else ''} added"]
+        if self.regraded:
+            parts.append(f"{self.regraded} regraded")
+        if self.same:
+            parts.append(f"{self.same} already drafted")
+        if self.judged:
+            parts.append(f"{len(self.judged)} skipped: a person has judged the chunk")
+        return f"{source} → {path}: " + ", ".join(parts)
+
+
+def import_drafts(labels: LabelFile, drafts: list[Draft], source: str) -> ImportResult:
+    """Add each draft through the label writer; judged chunks are never touched."""
+    if not labels.can_say(vocab.DRAFTED):
+        raise InputError(labels.path, f"a {labels.shape} has no place for drafted labels; expected the ragdiff label "
+                                      "file (YAML or JSON with queries:)")
+    result = ImportResult()
+    for d in drafts:
+        kind, grade = labels.current_label(d.query_id, d.chunk_id)
+        if kind in vocab.MARKABLE:
+            result.judged.append(d)
+            continue
+        if kind == vocab.DRAFTED and grade == d.grade:
+            result.same += 1
+            continue
+        labels.apply(Mark(d.query_id, d.chunk_id, vocab.DRAFTED, d.grade, run=source))
+        if kind == vocab.DRAFTED:
+            result.regraded += 1
+        else:
+            result.added += 1
+    return result
