@@ -130,7 +130,7 @@ class ReviewApp(App[int]):
         _key("w", "which_k", "which k", id="view.which_k",
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         _key("question_mark", "help", "help", key_display="?", id="app.help",
-                tooltip="this list of keys"),
+                tooltip="this list of keys, and the legend of the marks"),
         _key("q", "quit_review", "quit", id="app.quit", tooltip="quit (every mark is already saved)"),
     ]
 
