@@ -19,6 +19,7 @@ from ragdiff.cli.common import (add_input_options, add_slice_options, drafts_not
                                 settings_from, stdout_console, warn, whole_number)
 from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
+from ragdiff.core import words
 
 # polars, numpy, rich and the core's diff and report load inside the functions that use them, not for --help
 # (tests/test_startup.py)
@@ -79,6 +80,19 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def same_ranking(a, b) -> bool:
+    """Two runs with the same chunks in the same order for every query (scores aside)."""
+    columns = ["query_id", "chunk_id", "rank"]
+    return a.frame.height == b.frame.height and a.frame.select(columns).equals(b.frame.select(columns))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
 def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEval], Gold]:
     """Load, evaluate and compare every run with the baseline: the diffs, the document every output renders,
     the evaluations (baseline first) and the gold set."""
@@ -93,6 +107,11 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
         warn(warning)
+    for path, run in zip(args.runs, runs[1:]):
+        if same_ranking(runs[0], run):
+            warn(f"warning: {path} ranks every query exactly as {args.base} does"
+                 f"{' (it is the same file)' if _same_file(args.base, path) else ''}: every Δ is 0 and nothing "
+                 "flips — did you mean to compare another run?")
     diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
              for ev in evals[1:]]
     doc = report.document(diffs, str(args.base), [str(p) for p in args.runs], str(args.gold))
@@ -358,7 +377,7 @@ def _details(console, c: dict, show: int) -> None:
             line = Text(f"  {side.upper()} ")
             line.append(visible(o["run"]))
             at_k, at_depth = o[f"recall@{s['k']}"], o[f"recall@{s['depth']}"]
-            line.append(f": {fmt_value(at_k)} → {fmt_value(at_depth)}, {o['count']} of {n} queries")
+            line.append(f": {fmt_value(at_k)} → {fmt_value(at_depth)}, {o['count']} of {words.queries(n)}")
             if o["queries"]:
                 line.append(": " + ", ".join(map(visible, o["queries"][:show]))
                             + (" …" if len(o["queries"]) > show else ""), style="dim")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_matches_corpus, corpus_warning, drafts_note,
                                 drafts_summary, fmt_value, load_inputs, metric_list, settings_from, stdout_console, warn)
+from ragdiff.core import words
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
     from ragdiff.core.gold import Gold
@@ -147,10 +148,10 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     for ev in evals:
         notes = []
         if ev.queries.missing_from_run:
-            notes.append(f"{len(ev.queries.missing_from_run)} gold queries missing (scored 0): "
+            notes.append(f"{words.count(len(ev.queries.missing_from_run), 'gold query', 'gold queries')} missing (scored 0): "
                          + ", ".join(ev.queries.missing_from_run[:10]) + (" …" if len(ev.queries.missing_from_run) > 10 else ""))
         if ev.queries.not_in_gold:
-            notes.append(f"{len(ev.queries.not_in_gold)} queries not in the gold set (left out): "
+            notes.append(f"{words.queries(len(ev.queries.not_in_gold))} not in the gold set (left out): "
                          + ", ".join(ev.queries.not_in_gold[:10]) + (" …" if len(ev.queries.not_in_gold) > 10 else ""))
         for note in notes:
             console.print(Text(visible(f"{ev.run.name}: {note}")))
@@ -160,13 +161,37 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
         print_by_tag(evals, tags)
     if per_query:
         for ev in evals:
-            pq = Table(title=Text(f"{visible(ev.run.name)}: per query"), title_justify="left", show_edge=False)
-            pq.add_column("query")
-            for metric in ev.metrics:
-                pq.add_column(metric.name, justify="right")
-            for row in ev.per_query.iter_rows(named=True):
-                pq.add_row(Text(visible(row["query_id"])), *[fmt_value(row[m.name]) for m in ev.metrics])
-            console.print(pq)
+            # as many metric columns as fit the terminal whole (a heading never shrinks to `recal…`); the rest
+            # follow in another table with the query column again
+            rows = list(ev.per_query.iter_rows(named=True))
+            ids = [visible(row["query_id"]) for row in rows]
+            query_width = min(40, max([len("query"), *map(len, ids)])) + 3
+            groups = column_groups([m.name for m in ev.metrics], console.width - query_width, 6)
+            for number, names in enumerate(groups, 1):
+                part = f" ({number}/{len(groups)})" if len(groups) > 1 else ""
+                pq = Table(title=Text(f"{visible(ev.run.name)}: per query{part}"), title_justify="left",
+                           show_edge=False)
+                pq.add_column("query", overflow="fold")
+                for name in names:
+                    pq.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+                for query, row in zip(ids, rows):
+                    pq.add_row(Text(query), *[fmt_value(row[name]) for name in names])
+                console.print(pq)
+
+
+def column_groups(names: list[str], room: int, value_width: int) -> list[list[str]]:
+    """Split columns into runs that fit `room` cells, each column as wide as its heading or its values (plus
+    rich's padding and rule, 3 cells); a column wider than the room gets a group of its own."""
+    groups: list[list[str]] = [[]]
+    used = 0
+    for name in names:
+        width = max(len(name), value_width) + 3
+        if groups[-1] and used + width > room:
+            groups.append([])
+            used = 0
+        groups[-1].append(name)
+        used += width
+    return groups
 
 
 def print_by_tag(evals: list[RunEval], tags: list[list[TagSlice]]) -> None:

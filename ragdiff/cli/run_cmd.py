@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ragdiff.cli.common import add_input_options, drafts_note, metric_list, positive_int, stdout_console, warn
+from ragdiff.core import words
 
 DEFAULT_TIMEOUT = 600.0
 
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         warnings.append(check_run_matches_corpus(new, Corpus(args.corpus)))
     if answer.unanswered:
         few = ", ".join(answer.unanswered[:5]) + (" …" if len(answer.unanswered) > 5 else "")
-        warnings.append(f"warning: the retriever answered {len(answer.answered)} of {len(queries)} queries; "
+        warnings.append(f"warning: the retriever answered {len(answer.answered)} of {words.queries(len(queries))}; "
                         f"the other {len(answer.unanswered)} score 0 ({few})")
     for w in filter(None, warnings):
         warn(w)
@@ -151,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     if args.log is not None:
         append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
 
-    status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {len(queries)} queries; "
+    status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {words.queries(len(queries))}; "
               f"saved {target}" + (f", logged in {args.log}" if args.log else ""))
     first = f"the first run logged in {args.log}: nothing to diff against yet"
     if args.json:

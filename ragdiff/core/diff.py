@@ -15,6 +15,7 @@ import polars as pl
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
 from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, paired_tests
+from ragdiff.core import words
 
 MIN_QUERIES_FOR_VERDICT = 30  # the lesson: under about thirty queries, read the results by hand
 JUDGED_GAP = 0.10  # judged@k gap between the runs above which the less-judged run's scores are understated
@@ -260,8 +261,9 @@ def _worth(m: MetricDiff) -> str:
         return "no queries"
     if _is_count_metric(m.metric):
         count = int(round(m.queries_worth))
-        return f"{count:+d} of {m.n} queries" if count else f"0 of {m.n} queries"
-    return f"≈{m.queries_worth:+.1f} of {m.n} queries' worth"
+        return f"{count:+d} of {words.queries(m.n)}" if count else f"0 of {words.queries(m.n)}"
+    possessive = "query's" if m.n == 1 else "queries'"
+    return f"≈{m.queries_worth:+.1f} of {m.n} {possessive} worth"
 
 
 def fmt_value(value, digits: int = 3) -> str:

@@ -19,6 +19,7 @@ import math
 
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide, fmt_delta, fmt_p, fmt_value,
                                worth_text)
+from ragdiff.core import words
 
 HOLM = "Holm"
 SHORT_LIST = 5  # flips and opportunity lists longer than this collapse in <details> in Markdown
@@ -170,7 +171,7 @@ def scope_line(c: dict, gold_path: str | None) -> str:
     """'gold.yaml: 67 queries scored (5 unanswerable, left out) · k=5 depth=50'."""
     s, q = c["settings"], c["queries"]
     info = f"{gold_path}: " if gold_path else ""
-    info += f"{q['scored']} queries scored"
+    info += f"{words.queries(q['scored'])} scored"
     if q["unanswerable"]:
         info += f" ({len(q['unanswerable'])} unanswerable, left out)"
     info += f" · k={s['k']} depth={s['depth']}"
@@ -184,7 +185,8 @@ def scope_line(c: dict, gold_path: str | None) -> str:
 
 
 def by_hand_note(c: dict) -> str:
-    return (f"Only {c['queries']['scored']} scored queries (under {MIN_QUERIES_FOR_VERDICT}): no verdict — read "
+    return (f"Only {words.count(c['queries']['scored'], 'scored query', 'scored queries')} "
+            f"(under {MIN_QUERIES_FOR_VERDICT}): no verdict — read "
             "these by hand.")
 
 
@@ -198,7 +200,11 @@ def cell_ci(m: dict) -> str:
 
 
 def cell_worth(m: dict) -> str:
-    return m["worth"].replace(" queries' worth", "").replace(" queries", "")
+    """'+1 of 67 queries' -> '+1 of 67' (the column is headed "in queries")."""
+    for tail in (" queries' worth", " query's worth", " queries", " query"):
+        if m["worth"].endswith(tail):
+            return m["worth"][: -len(tail)]
+    return m["worth"]
 
 
 def first_gold(rank: int | None) -> str:
@@ -299,7 +305,7 @@ def _md_opportunity(c: dict, show: int | None) -> list[str]:
         if o is None:
             continue
         line = (f"- {side.upper()} {md_text(o['run'])}: recall@{k} {fmt_value(o[f'recall@{k}'])} → recall@{depth} "
-                f"{fmt_value(o[f'recall@{depth}'])}, **{o['count']} of {n} queries**")
+                f"{fmt_value(o[f'recall@{depth}'])}, **{o['count']} of {words.queries(n)}**")
         if o["queries"] and len(o["queries"]) <= SHORT_LIST:
             line += ": " + ", ".join(md_text(q) for q in o["queries"])
         out.append(line)
@@ -308,7 +314,7 @@ def _md_opportunity(c: dict, show: int | None) -> list[str]:
         o = opp.get(side)
         if o is not None and len(o["queries"]) > SHORT_LIST:
             listed = o["queries"] if show is None else o["queries"][:show]
-            out += _md_collapsible(f"{side.upper()} {md_text(o['run'])}: {o['count']} queries",
+            out += _md_collapsible(f"{side.upper()} {md_text(o['run'])}: {words.queries(o['count'])}",
                                    [", ".join(md_text(q) for q in listed)] + _more(o["count"], len(listed)),
                                    o["count"])
     return out

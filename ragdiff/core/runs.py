@@ -216,8 +216,10 @@ def _is_plain(path: Path) -> bool:
 
 
 def _load_any_trec(path: Path) -> pl.DataFrame:
+    text = read_text(path)
+    _not_another_format(path, text)
     # like trec_eval, text after the sixth column is ignored (its own fixture results.trunc has some)
-    parsed = whitespace_columns(path, read_text(path), ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
+    parsed = whitespace_columns(path, text, ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
                                 "qid Q0 chunk rank score tag", ignore_extra=True)
     parsed = parsed.with_columns(
         score=pl.col("score_raw").cast(pl.Float64, strict=False),
@@ -231,6 +233,24 @@ def _load_any_trec(path: Path) -> pl.DataFrame:
     return parsed.select(
         "query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"), pl.col("line").cast(pl.UInt32)
     )
+
+
+def _not_another_format(path: Path, text: str) -> None:
+    """A file read as TREC (`--format trec`, or its name) whose first line is JSON or a CSV header is not a TREC
+    run: say that, rather than a column or score error about JSON text."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        looks = ("JSON" if stripped[0] in "{[" else
+                 "CSV" if "," in stripped and len(stripped.split()) == 1 else
+                 None)
+        if looks:
+            raise InputError(path, f"this is not a TREC run: its first line looks like {looks} "
+                                   f"({stripped[:30]!r}); expected lines 'qid Q0 chunk rank score tag' — leave "
+                                   f"out --format to detect the format, or give --format "
+                                   f"{'jsonl or json' if looks == 'JSON' else 'csv'}", number)
+        return
 
 
 def _check_scores(path: Path, frame: pl.DataFrame, raw: str = "score_raw") -> None:
@@ -394,6 +414,7 @@ def _load_table(path: Path, fmt: str) -> tuple[pl.DataFrame, str | bool]:
         except Exception as err:  # polars raises several types for a bad parquet file
             raise InputError(path, f"not a readable Parquet file ({type(err).__name__}); "
                                    "expected columns query_id, chunk_id and rank or score") from None
+        written = frame.columns
         frame = frame.with_row_index("line", offset=1)
         first_line = 1
     else:
@@ -403,6 +424,7 @@ def _load_table(path: Path, fmt: str) -> tuple[pl.DataFrame, str | bool]:
                                 quote_char='"' if fmt == "csv" else None, encoding="utf8-lossy")
         except Exception as err:
             raise InputError(path, f"not a readable {fmt.upper()} file: {str(err).splitlines()[0][:200]}") from None
+        written = frame.columns  # the header as the user wrote it (before the line number is added)
         frame = frame.with_row_index("line", offset=2)  # line 1 is the header
         first_line = 2
     columns = {c.strip().lower(): c for c in frame.columns}
@@ -411,7 +433,11 @@ def _load_table(path: Path, fmt: str) -> tuple[pl.DataFrame, str | bool]:
     rcol = columns.get("rank")
     scol = columns.get("score")
     if qcol is None or ccol is None or (rcol is None and scol is None):
-        raise InputError(path, f"columns are {frame.columns[:8]}; expected query_id, chunk_id and rank or score",
+        shown = ", ".join(repr(c) for c in written[:8]) + (" …" if len(written) > 8 else "")
+        missing = [what for what, col in (("a query column (query_id)", qcol), ("a chunk column (chunk_id)", ccol),
+                                          ("rank or score", rcol or scol)) if col is None]
+        raise InputError(path, f"the header has {shown}; it lacks {' and '.join(missing)} — expected query_id, "
+                               "chunk_id and rank or score (also accepted: qid or topic; doc_id, docid or docno)",
                          first_line - 1 if fmt != "parquet" else None)
     out = frame.select(
         pl.col(qcol).cast(pl.String).alias("query_id"),
