@@ -240,3 +240,13 @@ def test_markdown_and_report_say_drafts_wait(tmp_path, capsys):
     out = tmp_path / "r.html"
     assert run_cli(capsys, "report", a, b, "--gold", gold, "-o", out)[0] == 0
     assert "1 drafted label in 1 query wait for a person" in out.read_text()
+
+
+def test_lists_moved_is_one_sentence_in_text_markdown_and_html(tmp_path, capsys):
+    _, text, _ = sample(capsys)
+    _, md, _ = sample(capsys, "--markdown")
+    assert run_cli(capsys, "report", SAMPLE / "bm25.jsonl", SAMPLE / "dense.jsonl", "--gold", GOLD,
+                   "-o", tmp_path / "r.html")[0] == 0
+    line = next(x.strip() for x in text.splitlines() if x.startswith("Lists moved"))
+    assert line in md.splitlines()
+    assert f'<p class="note">{line}</p>' in (tmp_path / "r.html").read_text()

@@ -351,6 +351,7 @@ def _verdicts(console, c: dict) -> None:
 def _details(console, c: dict, show: int) -> None:
     from rich.text import Text
 
+    from ragdiff.core import report
     from ragdiff.core.diff import fmt_value
 
     s = c["settings"]
@@ -386,10 +387,7 @@ def _details(console, c: dict, show: int) -> None:
     ov = c["overlap"]
     if ov is not None:
         console.print()
-        _say(console, Text(f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard "
-                           f"{ov['mean_jaccard']:.2f}, RBO {fmt_value(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO "
-                           f"{ov['mean_rbo']:.2f} (p={ov['rbo_p']:g}: the top {ov['k']} carry "
-                           f"{ov['rbo_weight_top_k']:.0%} of its weight)"))
+        _say(console, Text(report.overlap_line(ov)))
     if c["judged_warning"]:
         console.print()
         _say(console, Text("warning: " + visible(c["judged_warning"]), style="yellow"))

@@ -15,7 +15,7 @@ from ragdiff import __version__
 from ragdiff.core import vocab
 from ragdiff.core.diff import fmt_delta, fmt_value
 from ragdiff.core.report import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_p,
-                                 cell_worth, comparisons, first_gold, method_note, scope_line)
+                                 cell_worth, comparisons, first_gold, method_note, overlap_line, scope_line)
 from ragdiff.core.visible import visible
 
 # one colour and one dash pattern per run, so the plot reads in grey print too
@@ -323,6 +323,8 @@ def render(doc: dict, page: dict, notes: list[str | None] = ()) -> str:
         if len(cs) > 1:
             out.append(f"<h3>{esc(c['b']['name'])} vs baseline {esc(c['a']['name'])}</h3>")
         out += _verdicts(c)
+        if c["overlap"] is not None:
+            out.append(f'<p class="note">{esc(overlap_line(c["overlap"]))}</p>')
         if c["judged_warning"]:
             out.append(f'<p class="warning"><strong>Unjudged chunks:</strong> {esc(c["judged_warning"])}</p>')
         if c["regressions"]:

@@ -207,6 +207,13 @@ def cell_worth(m: dict) -> str:
     return m["worth"]
 
 
+def overlap_line(ov: dict) -> str:
+    """How far the ranked lists moved, in one line (the document's overlap)."""
+    return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard {ov['mean_jaccard']:.2f}, "
+            f"RBO {fmt_value(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
+            f"(p={ov['rbo_p']:g}: the top {ov['k']} carry {ov['rbo_weight_top_k']:.0%} of its weight)")
+
+
 def first_gold(rank: int | None) -> str:
     return "—" if rank is None else f"#{rank}"
 
@@ -332,6 +339,8 @@ def _md_comparison_body(c: dict, with_metrics: bool, show: int | None) -> list[s
     out += [f"**Flips at k={k}:** {h2m} hit→miss, {m2h} miss→hit (where the first gold chunk went)", ""]
     out += _md_flips(c, "hit_to_miss", show) + _md_flips(c, "miss_to_hit", show)
     out += _md_opportunity(c, show)
+    if c["overlap"] is not None:
+        out += [md_text(overlap_line(c["overlap"])), ""]
     if c["judged_warning"]:
         out += [f"> **Unjudged chunks:** {md_text(c['judged_warning'])}", ""]
     if c["regressions"]:
