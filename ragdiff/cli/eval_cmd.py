@@ -8,9 +8,11 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_matches_corpus, corpus_warning, drafts_note,
-                                drafts_summary, fmt_value, load_inputs, metric_list, settings_from, stdout_console, warn)
+from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_matches_corpus, check_run_matches_gold,
+                                corpus_warning, drafts_note, drafts_summary, fmt_value, load_inputs, metric_list,
+                                settings_from, stdout_console, warn)
 from ragdiff.core import words
+from ragdiff.core.errors import InputError
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
     from ragdiff.core.gold import Gold
@@ -29,6 +31,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     parser.add_argument("--log", type=Path, metavar="HISTORY.csv", help="append one row per run to this history file")
     add_slice_options(parser)
+    parser.add_argument("--low-memory", action="store_true",
+                        help="read TREC runs a slice of queries at a time (same numbers, bounded memory); chosen by "
+                             "itself when the runs would not fit in memory")
     parser.set_defaults(handler=run)
 
 
@@ -37,21 +42,34 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.metrics import default_metrics, evaluate
 
     settings = settings_from(args)
-    gold, runs = load_inputs(args, args.runs)
-    warnings = [corpus_warning(gold, args.corpus, strict=args.strict_corpus)]
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
-    evals = [evaluate(r, gold, settings, metrics) for r in runs]
+    # runs too big for memory (or --low-memory) are scored a slice of queries at a time, with the same numbers
+    in_parts = args.low_memory or _too_big(args)
+    if in_parts:
+        gold, runs = _gold_and_trec_runs(args), []
+
+        def score_all(g: Gold) -> list[RunEval]:
+            return _scored_in_parts(args, g, settings, metrics)
+    else:
+        gold, runs = load_inputs(args, args.runs)
+
+        def score_all(g: Gold) -> list[RunEval]:
+            return [evaluate(r, g, settings, metrics) for r in runs]
+    warnings = [corpus_warning(gold, args.corpus, strict=args.strict_corpus)]
+    evals = score_all(gold)
     # --drafted as-labels: the same runs scored as if every draft were accepted, shown beside the real numbers
     as_labels = None
     if args.drafted == "as-labels":
-        accepted = gold.with_drafts_as_labels()
-        as_labels = [evaluate(r, accepted, settings, metrics) for r in runs]
+        as_labels = score_all(gold.with_drafts_as_labels())
     tags = None
     if args.by_tag:
         from ragdiff.core.slices import by_tag
 
         tags = [by_tag(ev, gold) for ev in evals]
-    if args.corpus:
+    if args.corpus and in_parts:
+        warnings.append(f"warning: runs read in parts (--low-memory): their chunk ids are not checked against "
+                        f"{args.corpus}")
+    elif args.corpus:
         corpus = Corpus(args.corpus)
         warnings += [check_run_matches_corpus(r, corpus) for r in runs]
     for warning in filter(None, warnings):
@@ -65,6 +83,39 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_tables(evals, args.per_query, gold, as_labels, tags)
     return 0
+
+
+def _too_big(args: argparse.Namespace) -> bool:
+    from ragdiff.core.partitioned import too_big_for_memory
+
+    return too_big_for_memory(args.runs, args.run_format)
+
+
+def _gold_and_trec_runs(args: argparse.Namespace) -> Gold:
+    """The gold set, after checking that every run is a TREC file (the only format read in parts)."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.runs import sniff_run_format
+    from ragdiff.core.textio import check_file
+
+    for path in args.runs:
+        check_file(path)
+        fmt = args.run_format or sniff_run_format(path)
+        if fmt != "trec":
+            raise InputError(path, f"--low-memory reads TREC runs only; this run is {fmt}")
+    return load_gold(args.gold, args.gold_format)
+
+
+def _scored_in_parts(args: argparse.Namespace, gold: Gold, settings, metrics) -> list[RunEval]:
+    """Each TREC run scored a slice of queries at a time (core/partitioned.py): the numbers of `evaluate`."""
+    from ragdiff.core.partitioned import evaluate_partitioned
+
+    evals = [evaluate_partitioned(path, gold, settings, metrics, keep_first=args.keep_first) for path in args.runs]
+    names = [ev.run.name for ev in evals]
+    for ev in evals:
+        if names.count(ev.run.name) > 1:
+            ev.run.name = str(ev.run.path)
+        check_run_matches_gold(ev.run, gold)
+    return evals
 
 
 def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = None,

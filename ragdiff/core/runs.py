@@ -57,9 +57,13 @@ class Run:
     query_text: dict[str, str] = field(default_factory=dict)
     # agent runs: query id -> [(search query, [chunk ids])] in the order the agent searched
     searches: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
+    # the run's query ids when its rows are not kept (a run scored in parts, core/partitioned.py: frame is empty)
+    queries: list[str] | None = None
 
     @property
     def query_ids(self) -> list[str]:
+        if self.queries is not None:
+            return self.queries
         return self.frame.get_column("query_id").unique(maintain_order=True).to_list()
 
 
@@ -120,12 +124,19 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
         frame, sort_by_score = _load_table(path, fmt)
     if frame.height == 0:
         raise InputError(path, "the run has no results; expected at least one ranked chunk")
+    frame = ordered_frame(path, frame, sort_by_score, keep_first, allow=bool(searches))
+    return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
+
+
+def ordered_frame(path: Path, frame: pl.DataFrame, sort_by_score: str | bool, keep_first: bool = False,
+                  allow: bool = False) -> pl.DataFrame:
+    """A loader's rows checked for repeated chunks, ordered and ranked (RUN_SCHEMA): the last step of every
+    loader, and of each part of a run read in parts (core/partitioned.py)."""
     # query ids as a Categorical while deduplicating and sorting: u32 keys instead of strings (bench/: the
     # sort of a million-line run 0.26 s -> 0.18 s); rows of one query stay together, which is all the sort needs
     frame = frame.with_columns(pl.col("query_id").cast(pl.Categorical))
-    frame = _dedupe(path, frame, keep_first, allow=bool(searches))
-    frame = _order(frame, sort_by_score).with_columns(pl.col("query_id").cast(pl.String))
-    return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
+    frame = _dedupe(path, frame, keep_first, allow=allow)
+    return _order(frame, sort_by_score).with_columns(pl.col("query_id").cast(pl.String))
 
 
 def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
@@ -198,6 +209,9 @@ def _load_plain_trec(path: Path) -> pl.DataFrame | None:
                         pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line"))
 
 
+_MAPPED_MAX = 256 * 2**20  # bigger files are checked in blocks: mapping them whole counts against ulimit -v
+
+
 def _is_plain(path: Path) -> bool:
     """No BOM, NUL, tab, CR or comment line: a file polars' CSV reader takes line for line.
 
@@ -205,14 +219,59 @@ def _is_plain(path: Path) -> bool:
     path. Each check is a one-byte search in C over the mapped file; the slower two-byte search for a comment
     line runs only when the file has a `#` at all (chunk ids such as `json.dumps#0` do).
     """
-    if path.stat().st_size == 0:
+    size = path.stat().st_size
+    if size == 0:
         return False
-    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data[:3] == b"\xef\xbb\xbf" or data[:1] == b"#":
+    with path.open("rb") as handle:
+        if size > _MAPPED_MAX:
+            return _blocks_are_plain(handle)
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:3] == b"\xef\xbb\xbf" or data[:1] == b"#":
+                return False
+            if any(data.find(byte) >= 0 for byte in (b"\x00", b"\t", b"\r")):
+                return False
+            return data.find(b"#") < 0 or data.find(b"\n#") < 0
+
+
+def _blocks_are_plain(handle, block: int = 64 * 2**20) -> bool:
+    """`_is_plain` for a file read 64 MiB at a time (each block searched with the byte before it)."""
+    previous = b"\n"
+    first = True
+    while data := handle.read(block):
+        if first and (data[:3] == b"\xef\xbb\xbf" or data[:1] == b"#"):
             return False
+        first = False
         if any(data.find(byte) >= 0 for byte in (b"\x00", b"\t", b"\r")):
             return False
-        return data.find(b"#") < 0 or data.find(b"\n#") < 0
+        if data.find(b"#") >= 0 and (previous + data).find(b"\n#") >= 0:
+            return False
+        previous = data[-1:]
+    return True
+
+
+def is_plain_trec(path: Path) -> bool:
+    """A TREC run polars' CSV reader can take line for line (core/partitioned.py reads such runs in parts)."""
+    return _is_plain(Path(path))
+
+
+def first_bad_trec_line(path: Path) -> tuple[int, str] | None:
+    """(line, message) of the first line of a TREC run the general reader refuses, read one line at a time,
+    with the general reader's words; None when every line reads."""
+    with Path(path).open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            fields = raw.decode("utf-8", errors="replace").split()
+            if len(fields) < 6:
+                return number, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(fields)}"
+            rank, score = fields[3], fields[4]
+            if not (rank.isascii() and rank.isdigit()):
+                return number, f"rank {rank!r} is not a whole number >= 0 (column 4)"
+            try:
+                value = float(score)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                return number, f"score {score!r} is not a finite number"
+    return None
 
 
 def _load_any_trec(path: Path) -> pl.DataFrame:

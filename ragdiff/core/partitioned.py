@@ -1,0 +1,158 @@
+"""`ragdiff eval` of TREC runs bigger than memory: read a run a slice of queries at a time.
+
+One streaming pass (polars' streaming engine) splits the run by a hash of the query id into parts on disk, each
+a few million rows; each part is then loaded, ordered and prepared exactly as `load_run` + `metrics.prepare` do a
+whole run, and only what scoring needs is kept of it: the judged rows with their ranks and the count of rows
+per query. Scoring the kept rows of every part together is then the same computation, on the same rows in the
+same order within each query, as scoring the whole run in memory — so the numbers are the same
+(tests/test_partitioned.py). Peak memory grows with the rows of one part (fixed, `ROWS_PER_PART`), the gold set
+and the judged rows, not with the run's length (bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.gold import Gold
+from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
+from ragdiff.core.runs import RUN_SCHEMA, Run, first_bad_trec_line, is_plain_trec, ordered_frame, sniff_run_format
+
+ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB
+IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
+_HASH_SEED = 0x5EED
+_TREC_COLUMNS = {"query_id": pl.String, "q0": pl.String, "chunk_id": pl.String, "rank": pl.Int64,
+                 "score": pl.Float64, "tag": pl.String}
+
+
+def memory_limit() -> int | None:
+    """The smallest of the address-space limit (ulimit -v), the cgroup's memory limit and the memory available
+    now, in bytes; None when none is known."""
+    limits = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft not in (resource.RLIM_INFINITY, -1):
+        limits.append(soft)
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(path).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 60:
+            limits.append(int(text))
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                limits.append(int(line.split()[1]) * 1024)
+    except OSError:
+        pass
+    return min(limits) if limits else None
+
+
+def too_big_for_memory(paths: list[Path], fmt: str | None = None) -> bool:
+    """True when the runs are plain TREC files whose in-memory evaluation would not fit in the memory limit."""
+    limit = memory_limit()
+    if limit is None:
+        return False
+    try:
+        if any((fmt or sniff_run_format(p)) != "trec" for p in paths):
+            return False
+        largest = max(p.stat().st_size for p in paths)
+    except (InputError, OSError):
+        return False  # the ordinary path reports the problem with its own words
+    # runs are read one after another, but the first one's frame stays while the second loads
+    need = IN_MEMORY_BYTES_PER_FILE_BYTE * largest * 2 + 300 * 2**20
+    return need > 0.7 * limit
+
+
+@dataclass
+class Parts:
+    """A run split by query on disk: one folder of parquet files per part."""
+
+    folder: Path
+    parts: list[Path]
+
+
+def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Path | None = None) -> Parts:
+    """One streaming pass over a plain TREC file into parts of whole queries (by a hash of the query id, taken
+    after renaming query texts to the gold set's ids)."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = handle.read(1 << 20)
+    rows = size / max(1, len(head) / max(1, head.count(b"\n")))
+    count = max(1, math.ceil(rows / rows_per_part))
+    folder = Path(tempfile.mkdtemp(prefix="ragdiff-parts-", dir=folder))
+    query = pl.col("query_id")
+    aliases = gold.aliases()
+    if aliases:
+        query = query.replace(aliases)
+    lazy = (pl.scan_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_COLUMNS,
+                        truncate_ragged_lines=True, encoding="utf8")  # like trec_eval: text past column 6 is ignored
+            .with_row_index("line", offset=1)
+            .select(query.alias("query_id"), "chunk_id", "score", "rank", "tag", pl.col("line").cast(pl.UInt32),
+                    part=(query.hash(seed=_HASH_SEED) % count).cast(pl.UInt32)))
+    try:
+        lazy.sink_parquet(pl.PartitionBy(folder, key="part", include_key=False), mkdir=True)
+    except Exception:  # polars refused a line (ragged, not a number): name it as the ordinary reader would
+        shutil.rmtree(folder, ignore_errors=True)
+        raise _bad_line(path) from None
+    return Parts(folder=folder, parts=sorted(p for p in folder.iterdir() if p.is_dir()))
+
+
+def _bad_line(path: Path) -> InputError:
+    found = first_bad_trec_line(path)
+    if found is None:  # pragma: no cover - polars refused a file whose lines all read as valid TREC
+        return InputError(path, "could not read the run in parts; expected `qid Q0 chunk rank score tag` lines")
+    line, message = found
+    return InputError(path, message, line)
+
+
+def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, metrics: list[Metric],
+                         keep_first: bool = False, name: str | None = None, rows_per_part: int = ROWS_PER_PART,
+                         folder: Path | None = None) -> RunEval:
+    """`evaluate(load_run(path), gold, settings, metrics)` for a plain TREC file, a part at a time."""
+    path = Path(path)
+    if not is_plain_trec(path):
+        raise InputError(path, "reading a run in parts needs a plain TREC file (six single-space separated "
+                               "columns, no comments, tabs or blank lines); expected one, or a run that fits in "
+                               "memory")
+    parts = split(path, gold, rows_per_part, folder)
+    run = Run(name=name or path.stem, path=path, format="trec", frame=pl.DataFrame(schema=RUN_SCHEMA))
+    try:
+        returned, judged, run_queries = [], [], []
+        prepared = None
+        for part in parts.parts:
+            frame = pl.read_parquet(part)
+            ok = frame.select(pl.all_horizontal(pl.all().is_not_null()).all() & (pl.col("rank") >= 0).all()
+                              & pl.col("score").is_finite().all()).item()
+            if not ok:
+                raise _bad_line(path)
+            frame = frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"), "line")
+            piece = Run(name=run.name, path=path, format="trec", frame=ordered_frame(path, frame, True, keep_first))
+            del frame
+            prepared = prepare(piece, gold, settings)
+            returned.append(prepared.returned)
+            judged.append(prepared.judged)
+            run_queries.append(piece.frame.get_column("query_id").unique())
+            del piece
+    finally:
+        shutil.rmtree(parts.folder, ignore_errors=True)
+    if prepared is None:
+        raise InputError(path, "the run has no results; expected at least one ranked chunk")
+    run_ids = pl.concat(run_queries)
+    run.queries = run_ids.to_list()
+    # which queries are missing, unknown or left out, by prepare's own rules: a stand-in run with one row per
+    # query the run has
+    stand_in = Run(name=run.name, path=path, format="trec", frame=pl.DataFrame(
+        {"query_id": run_ids, "chunk_id": [""] * len(run_ids), "score": None, "rank": 1, "line": 1},
+        schema=RUN_SCHEMA))
+    queries = prepare(stand_in, gold, settings).queries
+    whole = PreparedRun(run=run, queries=queries, scored=prepared.scored, returned=pl.concat(returned),
+                        judged=pl.concat(judged), qrels=prepared.qrels)
+    return score(whole, settings, metrics)

@@ -1,0 +1,163 @@
+"""Runs bigger than memory: `eval` of a TREC run read a slice of queries at a time gives the numbers the
+in-memory path gives, to the last bit, and refuses bad lines with the same kind of message."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from ragdiff.cli.main import main
+from ragdiff.core import partitioned
+from ragdiff.core.errors import InputError
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.partitioned import evaluate_partitioned, too_big_for_memory
+from ragdiff.core.runs import load_run
+
+
+def write_case(folder, seed: int, queries: int = 60):
+    """A TREC run with tied scores, queries the gold lacks, gold queries the run lacks, one unanswerable query,
+    shuffled lines; and a YAML gold set with graded and not-relevant labels."""
+    rng = random.Random(seed)
+    gold_lines = ["queries:"]
+    run_lines = []
+    for q in range(queries):
+        qid = f"q{q:03d}"
+        pool = [f"d{rng.randint(0, 400)}" for _ in range(80)]
+        pool = list(dict.fromkeys(pool))
+        gold = {} if q == 7 else {c: rng.randint(1, 3) for c in rng.sample(pool, rng.randint(1, 4))}
+        nonrel = [c for c in rng.sample(pool, 5) if c not in gold]
+        text = "five" if q == 5 else f"query number {q}"  # a run keys query 5 by its text (one word)
+        gold_lines += [f"  - id: {qid}", f"    text: {text}",
+                       "    gold: {" + ", ".join(f"{c}: {g}" for c, g in gold.items()) + "}",
+                       "    not_relevant: [" + ", ".join(nonrel) + "]"]
+        if q % 11 == 3:
+            continue  # a gold query the run lacks: scores 0
+        for rank, chunk in enumerate(rng.sample(pool, rng.randint(1, len(pool))), start=1):
+            score = rng.choice([1.0, 0.5, 0.25]) if seed % 2 else round(rng.random() * 3, 2)
+            run_lines.append(f"{text if q == 5 else qid} Q0 {chunk} {rank} {score} t")
+    for q in range(3):
+        run_lines.append(f"extra{q} Q0 d1 1 1.0 t")  # not in the gold set: left out and listed
+    rng.shuffle(run_lines)
+    (folder / "gold.yaml").write_text("\n".join(gold_lines) + "\n")
+    (folder / "run.trec").write_text("\n".join(run_lines) + "\n")
+    return folder / "run.trec", folder / "gold.yaml"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("rows_per_part", [37, 400, 10**6])
+def test_parts_give_the_in_memory_numbers(tmp_path, seed, rows_per_part):
+    run, gold_path = write_case(tmp_path, seed)
+    gold = load_gold(gold_path)
+    settings = EvalSettings(k=5, depth=20)
+    metrics = default_metrics(5, 20) + [Metric("mrr", 3), Metric("precision", 10)]
+    whole = evaluate(load_run(run), gold, settings, metrics)
+    parts = evaluate_partitioned(run, gold, settings, metrics, rows_per_part=rows_per_part)
+    assert parts.per_query.equals(whole.per_query)
+    assert parts.means == whole.means  # exact, not approximately
+    assert parts.queries == whole.queries
+    assert whole.queries.missing_from_run and whole.queries.not_in_gold and whole.queries.unanswerable
+    assert sorted(parts.run.query_ids) == sorted(q if q != "five" else "q005" for q in load_run(run).query_ids)
+    assert "q005" not in whole.queries.missing_from_run  # the alias matched
+
+
+def test_the_split_really_makes_several_parts(tmp_path):
+    run, gold_path = write_case(tmp_path, 1)
+    parts = partitioned.split(run, load_gold(gold_path), rows_per_part=200)
+    try:
+        assert len(parts.parts) > 3
+    finally:
+        import shutil
+
+        shutil.rmtree(parts.folder)
+
+
+def test_cli_low_memory_prints_the_same_document(tmp_path, capsys):
+    run, gold_path = write_case(tmp_path, 2)
+    args = ["eval", str(run), "--gold", str(gold_path), "--json", "--per-query", "-k", "3", "--depth", "10"]
+    assert main(args) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert main(args + ["--low-memory"]) == 0
+    assert json.loads(capsys.readouterr().out) == whole
+
+
+def test_too_big_runs_are_read_in_parts_by_themselves(tmp_path, capsys, monkeypatch):
+    run, gold_path = write_case(tmp_path, 3)
+    calls = []
+    real = partitioned.evaluate_partitioned
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(partitioned, "evaluate_partitioned", counting)
+    assert main(["eval", str(run), "--gold", str(gold_path), "--json"]) == 0
+    assert calls == []
+    monkeypatch.setattr(partitioned, "memory_limit", lambda: 100_000)  # 100 kB: nothing fits
+    assert too_big_for_memory([run])
+    assert main(["eval", str(run), "--gold", str(gold_path), "--json"]) == 0
+    assert calls == [run]
+    capsys.readouterr()
+
+
+def test_only_trec_runs_are_read_in_parts(tmp_path, monkeypatch, capsys):
+    (tmp_path / "run.jsonl").write_text('{"query_id": "q1", "results": ["a", "b"]}\n')
+    (tmp_path / "gold.json").write_text('{"q1": ["a"]}')
+    monkeypatch.setattr(partitioned, "memory_limit", lambda: 100_000)
+    assert not too_big_for_memory([tmp_path / "run.jsonl"])
+    code = main(["eval", str(tmp_path / "run.jsonl"), "--gold", str(tmp_path / "gold.json"), "--low-memory"])
+    assert code == 2
+    assert "--low-memory reads TREC runs only" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("q1 Q0 d9 7 high t", "score 'high' is not a finite number"),
+    ("q1 Q0 d9 seven 1.5 t", "rank 'seven' is not a whole number"),
+    ("q1 Q0 d9 7", "expected 6 columns"),
+])
+def test_a_bad_line_is_named(tmp_path, bad, message):
+    lines = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
+    lines.insert(8, bad)
+    (tmp_path / "run.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    gold = load_gold(tmp_path / "qrels.txt")
+    with pytest.raises(InputError) as err:
+        evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50), rows_per_part=4)
+    assert err.value.line == 9 and message in str(err.value)
+
+
+def test_a_repeated_chunk_is_named_as_in_memory(tmp_path):
+    lines = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
+    lines.append("q2 Q0 d3 9 0.1 t")
+    (tmp_path / "run.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    gold = load_gold(tmp_path / "qrels.txt")
+    with pytest.raises(InputError) as whole:
+        load_run(tmp_path / "run.trec")
+    with pytest.raises(InputError) as parts:
+        evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50), rows_per_part=4)
+    assert str(parts.value) == str(whole.value)
+
+
+def test_block_wise_plain_check_agrees_with_the_mapped_one(tmp_path, monkeypatch):
+    from ragdiff.core import runs
+
+    texts = {
+        "plain": "q1 Q0 a#1 1 1.0 t\nq1 Q0 b 2 0.5 t\n",
+        "comment": "q1 Q0 a 1 1.0 t\n# note\nq1 Q0 b 2 0.5 t\n",
+        "tab": "q1 Q0 a 1 1.0 t\nq1\tQ0 b 2 0.5 t\n",
+        "bom": "\ufeffq1 Q0 a 1 1.0 t\n",
+        "cr": "q1 Q0 a 1 1.0 t\r\n",
+    }
+    for name, text in texts.items():
+        path = tmp_path / f"{name}.trec"
+        path.write_text(text, encoding="utf-8")
+        mapped = runs._is_plain(path)
+        monkeypatch.setattr(runs, "_MAPPED_MAX", 0)
+        with path.open("rb") as handle:
+            # a block of 3 bytes puts block boundaries inside every line, `\n#` included
+            assert runs._blocks_are_plain(handle, block=3) == mapped, name
+        monkeypatch.undo()
+        assert mapped == (name == "plain")
