@@ -32,7 +32,7 @@ def write_case(folder, seed: int, queries: int = 60):
         text = "five" if q == 5 else f"query number {q}"  # a run keys query 5 by its text (one word)
         gold_lines += [f"  - id: {qid}", f"    text: {text}",
                        "    gold: {" + ", ".join(f"{c}: {g}" for c, g in gold.items()) + "}",
-                       "    not_relevant: [" + ", ".join(nonrel) + "]"]
+                       "    not_relevant: [" + ", ".join(nonrel) + "]"] + (["    retrieval: false"] if q == 9 else [])
         if q % 11 == 3:
             continue  # a gold query the run lacks: scores 0
         for rank, chunk in enumerate(rng.sample(pool, rng.randint(1, len(pool))), start=1):
@@ -59,6 +59,7 @@ def test_parts_give_the_in_memory_numbers(tmp_path, seed, rows_per_part):
     assert parts.means == whole.means  # exact, not approximately
     assert parts.queries == whole.queries
     assert whole.queries.missing_from_run and whole.queries.not_in_gold and whole.queries.unanswerable
+    assert whole.queries.not_retrieval == ["q009"]
     assert sorted(parts.run.query_ids) == sorted(q if q != "five" else "q005" for q in load_run(run).query_ids)
     assert "q005" not in whole.queries.missing_from_run  # the alias matched
 
