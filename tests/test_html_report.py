@@ -123,16 +123,34 @@ def test_report_shows_every_flipped_query_side_by_side(tmp_path, capsys):
 
 
 def test_report_marks_labels_with_the_vocabulary_and_holds_chunk_text(tmp_path, capsys):
+    import html
+
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.gold import load_gold
+
     text, _ = report(tmp_path, capsys, "bm25", "dense")
-    # q71 skipinitialspace: bm25 has its gold chunk at #1, dense not in the top 50
-    article = text[text.index("skipinitialspace</span></h3>"):]
-    article = article[:article.index("</article>")]
-    gold_glyph = vocab.glyph("gold", 3)[0]
-    assert f'<span class="glyph" title="gold ' in article and gold_glyph in article
-    assert 'class="glyph" title="unjudged">?</span>' in text or 'title="not relevant">·</span>' in text
-    assert "csv.Dialect" in text or "skipinitialspace" in article
-    assert article.count('<div class="chunk">') >= 5  # every row's text one click away
-    assert "<details>" in article and "A —" in article  # the gold chunk is not in B's list: B — in A's, A — in B's
+    gold = load_gold(SAMPLE / "gold.yaml")
+    labels = {(q, c): (level, grade) for q, c, grade, level in
+              gold.judgments.select("query_id", "chunk_id", "grade", "level").iter_rows()}
+    corpus = Corpus(SAMPLE / "corpus.jsonl")
+    row = re.compile(r'<span class="rank">([^<]*)</span><span class="glyph" title="([^"]*)">([^<]*)</span>'
+                     r'<span class="id">([^<]*)</span>.*?<div class="chunk">(.*?)</div>', re.S)
+    seen_kinds = set()
+    for article in re.findall(r'<article class="query".*?</article>', text, re.S):
+        qid = html.unescape(re.search(r'<span class="id">([^<]*)</span>', article).group(1))
+        rows = row.findall(article)
+        assert rows
+        for rank, word, glyph, chunk, body in rows:
+            chunk = html.unescape(chunk)
+            level, grade = labels.get((qid, chunk), (None, None))
+            assert html.unescape(glyph) == vocab.glyph(level, grade), (qid, chunk)
+            assert html.unescape(word) == vocab.word(level, grade), (qid, chunk)
+            seen_kinds.add(vocab.kind_of(level).name)
+            # the chunk's text is there, a click away, escaped
+            want = corpus.get(chunk).text[:200]
+            assert want.replace("\r\n", "\n") in html.unescape(body) or not want.strip(), (qid, chunk)
+    assert {"gold", "not_relevant"} <= seen_kinds
+    assert text.count("<details>") >= 11 * 5 * 2
 
 
 def test_report_without_a_corpus_says_so(tmp_path, capsys):

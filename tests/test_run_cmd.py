@@ -167,3 +167,12 @@ def test_markdown_is_the_diff_against_the_last_logged_run(tmp_path, capsys, logg
     code, js, _ = run_cli(capsys, "diff", SAMPLE / "bm25.jsonl", SAMPLE / "dense.jsonl", "--gold", GOLD, "--json")
     for qid in json.loads(js)["flips"]["hit_to_miss"]:
         assert f"| {qid} |" in md
+
+
+def test_a_run_refused_after_saving_leaves_no_file_and_no_row(tmp_path, capsys, logged):
+    # a corpus that knows none of the run's chunk ids: the run is from another corpus, exit 2
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "elsewhere#0", "text": "nothing here"}) + "\n")
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--corpus", other, "--", *retriever("replay"))
+    assert code == 2 and "none of its" in err and "Traceback" not in err
+    nothing_written(tmp_path, logged, 1)

@@ -66,17 +66,13 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragdiff.cli import diff_cmd
-    from ragdiff.cli.common import check_run_matches_corpus, corpus_warning, settings_from
+    from ragdiff.cli.common import corpus_warning, settings_from
     from ragdiff.cli.eval_cmd import eval_document, print_tables
     from ragdiff.core import report
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.diff import compare, diff_metrics
-    from ragdiff.core.errors import InputError, UsageError
+    from ragdiff.core.errors import UsageError
     from ragdiff.core.gold import load_gold
-    from ragdiff.core.history import append_runs, load_history
-    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.history import load_history
     from ragdiff.core.retriever import Query, RetrieverError, ask
-    from ragdiff.core.runs import load_run
     from ragdiff.core.textio import write_atomic
 
     command = getattr(args, "retriever", None) or []
@@ -113,44 +109,13 @@ def run(args: argparse.Namespace) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, answer.output)
     try:
-        new = load_run(target, "jsonl", keep_first=args.keep_first, name=name)
-    except InputError as err:
+        ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning, previous,
+                                                         name, stamp, len(queries))
+    except BaseException:
+        # anything that stops us before the row is logged takes the saved run with it, so a run under
+        # runs/ is always one the history logged
         target.unlink(missing_ok=True)
-        line = f" (stdout line {err.line}, the answer to query {_query_at(answer, err.line)})" if err.line else ""
-        raise InputError(None, f"the retriever's output{line}: {err.message}; nothing was saved or logged") from None
-    metrics = args.metrics or default_metrics(settings.k, settings.depth)
-    ev = evaluate(new, gold, settings, metrics)
-    warnings = [warning]
-    if args.corpus:
-        warnings.append(check_run_matches_corpus(new, Corpus(args.corpus)))
-    if answer.unanswered:
-        few = ", ".join(answer.unanswered[:5]) + (" …" if len(answer.unanswered) > 5 else "")
-        warnings.append(f"warning: the retriever answered {len(answer.answered)} of {words.queries(len(queries))}; "
-                        f"the other {len(answer.unanswered)} score 0 ({few})")
-    for w in filter(None, warnings):
-        warn(w)
-
-    # the diff against the last logged run, before this one is logged
-    diff_doc = None
-    failures: list[str] = []
-    against = None
-    if previous is not None:
-        old_path = Path(previous.get("run_path"))
-        if not old_path.is_file():
-            warn(f"warning: the last logged run {previous.run} ({old_path}, {args.log} line {previous.line}) is "
-                 "not there any more: no diff")
-        else:
-            old = load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
-            if old.name == target.stem:
-                old.name = f"{old.name} (before)"
-            new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)
-            against = str(old_path)
-            dm = args.metrics or diff_metrics(settings.k, settings.depth)
-            d = compare(evaluate(old, gold, settings, dm), evaluate(new_named, gold, settings, dm), gold=gold)
-            diff_doc = report.document([d], str(old_path), [str(target)], str(args.gold))
-            failures = d.failures() if args.fail_on_regression else []
-    if args.log is not None:
-        append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
+        raise
 
     status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {words.queries(len(queries))}; "
               f"saved {target}" + (f", logged in {args.log}" if args.log else ""))
@@ -201,3 +166,55 @@ def _default_name(command: list[str]) -> str:
         if not part.startswith("-") and Path(part).is_file():
             return Path(part).stem
     return Path(command[0]).stem or "run"
+
+
+def _score_and_log(args, target: Path, answer, gold, settings, warning, previous, name: str, stamp, n_queries: int):
+    """Read the saved run back, score it, diff it against the last logged run, then log it."""
+    from ragdiff.cli.common import check_run_matches_corpus
+    from ragdiff.core import report
+    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.diff import compare, diff_metrics
+    from ragdiff.core.errors import InputError
+    from ragdiff.core.history import append_runs
+    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.runs import load_run
+
+    try:
+        new = load_run(target, "jsonl", keep_first=args.keep_first, name=name)
+    except InputError as err:
+        line = f" (stdout line {err.line}, the answer to query {_query_at(answer, err.line)})" if err.line else ""
+        raise InputError(None, f"the retriever's output{line}: {err.message}; nothing was saved or logged") from None
+    metrics = args.metrics or default_metrics(settings.k, settings.depth)
+    ev = evaluate(new, gold, settings, metrics)
+    warnings = [warning]
+    if args.corpus:
+        warnings.append(check_run_matches_corpus(new, Corpus(args.corpus)))
+    if answer.unanswered:
+        few = ", ".join(answer.unanswered[:5]) + (" …" if len(answer.unanswered) > 5 else "")
+        warnings.append(f"warning: the retriever answered {len(answer.answered)} of {words.queries(n_queries)}; "
+                        f"the other {len(answer.unanswered)} score 0 ({few})")
+    for w in filter(None, warnings):
+        warn(w)
+
+    # the diff against the last logged run, before this one is logged
+    diff_doc = None
+    failures: list[str] = []
+    against = None
+    if previous is not None:
+        old_path = Path(previous.get("run_path"))
+        if not old_path.is_file():
+            warn(f"warning: the last logged run {previous.run} ({old_path}, {args.log} line {previous.line}) is "
+                 "not there any more: no diff")
+        else:
+            old = load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
+            if old.name == target.stem:
+                old.name = f"{old.name} (before)"
+            new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)
+            against = str(old_path)
+            dm = args.metrics or diff_metrics(settings.k, settings.depth)
+            d = compare(evaluate(old, gold, settings, dm), evaluate(new_named, gold, settings, dm), gold=gold)
+            diff_doc = report.document([d], str(old_path), [str(target)], str(args.gold))
+            failures = d.failures() if args.fail_on_regression else []
+    if args.log is not None:
+        append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
+    return ev, diff_doc, against, failures
