@@ -30,12 +30,13 @@ async def type_fast(pilot, *keys: str) -> None:
     app = pilot.app
     start = app.keys_done
     for key in keys:
+        character = key if len(key) == 1 else " " if key == "space" else None
         if len(key) == 1 and not key.isalnum():
             key = _character_to_key(key)
-        event = events.Key(key, key if len(key) == 1 else None)
+        event = events.Key(key, character)
         event.set_sender(app)
         app._driver.send_message(event)
-    for _ in range(500):
+    for _ in range(3000):  # 30 s: a loaded machine (the suite beside six other engineers) is slow
         if app.keys_done >= start + len(keys):
             break
         await pilot.pause(0.01)

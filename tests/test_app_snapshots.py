@@ -94,3 +94,26 @@ def test_header_while_p_values_are_recomputed(sample_runs, tmp_path, snap_compar
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=mark_and_hold)
+
+
+def test_judge_screen(sample_runs, tmp_path, snap_compare):
+    """`ragdiff judge` on the demo with q01's judgments removed: its pool, unjudged first, the chunk text
+    over most of the screen with the query's words marked, progress for the pool and the query."""
+    import shutil
+
+    from ragdiff.app.judge import JudgeApp, JudgeInputs
+
+    from test_judge import opened, strip_judgments
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    strip_judgments(tmp_path / "gold.yaml", 1)
+    app = JudgeApp(JudgeInputs(runs=[tmp_path / "bm25.jsonl", tmp_path / "dense.jsonl"], gold=tmp_path / "gold.yaml",
+                               corpus=tmp_path / "corpus.jsonl", reviewer="tester"))
+
+    async def judge_two(pilot):
+        await opened(pilot)
+        await pilot.press("3", "x")
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=judge_two)

@@ -35,7 +35,7 @@ def probe(*argv: str, env: dict | None = None) -> dict:
 
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["eval", "--help"], ["diff", "--help"],
                                   ["review", "--help"], ["history", "--help"], ["report", "--help"],
-                                  ["run", "--help"]])
+                                  ["run", "--help"], ["judge", "--help"]])
 def test_help_loads_no_heavy_library(argv):
     got = probe(*argv)
     assert got["code"] == 0

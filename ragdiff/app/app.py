@@ -30,6 +30,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key
 from ragdiff.app.messages import CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, VerdictsReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
@@ -55,6 +56,7 @@ THREE_PANES = 100
 TALL = 30  # from this height the chunk pane gets its full height
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
+JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
 NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
 
 
@@ -74,9 +76,7 @@ class ReviewInputs:
     note: str | None = None  # a sentence for the status line once loaded (e.g. the demo's temporary copy)
 
 
-def _key(*args, **kwargs) -> Binding:
-    """A review binding: priority, so it runs as the key arrives (see the module's docstring)."""
-    return Binding(*args, **kwargs, priority=True)
+_key = key  # every review binding runs as its key arrives (see the module's docstring)
 
 
 def _grade_bindings() -> list[Binding]:
@@ -85,7 +85,7 @@ def _grade_bindings() -> list[Binding]:
                          "one mark") for n in range(1, 10)]
 
 
-class ReviewApp(App[int]):
+class ReviewApp(OrderedKeysApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
@@ -127,6 +127,9 @@ class ReviewApp(App[int]):
                 tooltip="clear the search and go back to the query list"),
         _key("v", "searches", "searches", show=False, id="view.searches",
                 tooltip="an agent run's searches for this query: each search's query and what it returned"),
+        _key("o", "judge", "judge", id="view.judge",
+             tooltip="open the judging queue (ragdiff judge) over both runs' top 10 at this query: one key per "
+                     "chunk, then the next unjudged chunk by itself"),
         _key("w", "which_k", "which k", id="view.which_k",
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         _key("question_mark", "help", "help", key_display="?", id="app.help",
@@ -149,9 +152,8 @@ class ReviewApp(App[int]):
         self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, track=self._track_job)
         self.searching = False  # keys go to the search line (the app types them in as they arrive)
         self._shown: Target | None = None  # the chunk the chunk pane shows
-        self._keys = 0  # keys received: a grade digit refines a `g` only as the very next key
-        self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
         self._after_g: tuple[Target, int] | None = None
+        self._stale = False  # marks came while another screen was shown: refresh on the way back
         self._verdict_timer = None
         self._pool = None
         self.verdict_error: str | None = None
@@ -307,6 +309,10 @@ class ReviewApp(App[int]):
         self.corpus_error = message.error
         if message.snapshot_note:
             self.set_status(Text(clean(message.snapshot_note), style="bold"))
+        if not self.on_review:
+            getattr(self.screen, "corpus_ready", lambda: None)()
+            self._stale = True
+            return
         self.show_chunk()
 
     def _start_verdicts(self, delay: float = 0.0) -> None:
@@ -367,12 +373,17 @@ class ReviewApp(App[int]):
 
     def on_verdicts_ready(self, message: VerdictsReady) -> None:
         if self.model is not None and self.model.apply_verdicts(message.key, message.result):
-            self.query_one(HeaderBar).show(self.model.header)
+            self.screen_stack[0].query_one(HeaderBar).show(self.model.header)
 
     # ---- drawing ------------------------------------------------------------------------------------------
 
     def set_status(self, text: str | Text) -> None:
-        self.query_one("#status", Static).update(Text(text) if isinstance(text, str) else text)
+        self.screen_stack[0].query_one("#status", Static).update(Text(text) if isinstance(text, str) else text)
+
+    @property
+    def on_review(self) -> bool:
+        """The review screen is the one shown (not the judging queue, help, …)."""
+        return self.screen is self.screen_stack[0]
 
     @property
     def visible_ids(self) -> list[str]:
@@ -470,19 +481,16 @@ class ReviewApp(App[int]):
 
     # ---- keys and events from the widgets -----------------------------------------------------------------
 
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            self._keys += 1
-            try:
-                if not (self.searching and self.screen is self.screen_stack[0] and self._search_key(event)):
-                    await super().on_event(event)
-            finally:
-                self.keys_done += 1
-            return
-        if isinstance(event, events.Paste) and not event.is_forwarded and self.searching:
-            self._set_search(self.search + " ".join(event.text.split()))
-            return
-        await super().on_event(event)
+    def take_key(self, event: events.Key) -> bool:
+        if self.searching and self.screen is self.screen_stack[0]:
+            return self._search_key(event)  # typed into the search line, at once and in order
+        return super().take_key(event)
+
+    def take_paste(self, text: str) -> bool:
+        if self.searching and self.screen is self.screen_stack[0]:
+            self._set_search(self.search + " ".join(text.split()))
+            return True
+        return super().take_paste(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # the review's keys act on the review screen only: under `?` or another screen they fall through
@@ -536,26 +544,16 @@ class ReviewApp(App[int]):
 
     def _search_key(self, event: events.Key) -> bool:
         """A key while searching: True when the search line took it."""
-        key = event.key
-        if key == "enter":
-            self._end_search()
-            return True
-        if key == "escape":
+        text, ended = edit_line(self.search, event)
+        if ended == "escape":
             self.action_clear_search()
             return True
-        if key == "backspace":
-            self._set_search(self.search[:-1])
-            return True
-        if key in ("ctrl+u", "ctrl+w"):
-            self._set_search("")
-            return True
-        if key in ("tab", "shift+tab", "down", "up"):  # leave the search line; the key then does its usual
+        if text != self.search:
+            self._set_search(text)
+        if ended in ("enter", "leave"):
             self._end_search()
-            return False
-        if event.character is not None and len(event.character) == 1 and event.character.isprintable():
-            self._set_search(self.search + event.character)
-            return True
-        return not key.startswith("ctrl+")  # other keys do nothing while searching (ctrl+c still quits)
+        # other keys do nothing while searching (ctrl+c still quits); tab/up/down go on to do their usual
+        return ended != "leave" and not event.key.startswith("ctrl+")
 
     def _set_search(self, text: str) -> None:
         self.search = text
@@ -683,9 +681,9 @@ class ReviewApp(App[int]):
             return
         if label != "gold":
             grade = None  # grades belong to gold; None = the file's own default for a gold entry
-        refine = grade is not None and after_g == (target, self._keys - 1)
+        refine = grade is not None and after_g == (target, self.keys_seen - 1)
         if label == "gold" and grade is None:
-            self._after_g = (target, self._keys)
+            self._after_g = (target, self.keys_seen)
         what = vocab.word(label, grade)
         self.set_status(Text(f"writing: {clean(target.chunk_id)} {what} for {clean(target.query_id)} …"))
         self.session.mark(target, label, grade, refine=refine)
@@ -707,9 +705,34 @@ class ReviewApp(App[int]):
         if changed and self.model is not None:
             for change in changed:  # the model takes the one judgment each; nothing is read from disk
                 self.model.apply_change(change)
-            self.show_numbers()
             self._start_verdicts()
+        if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
+            getattr(self.screen, "mark_done", lambda message: None)(message)
+            self._stale = self._stale or bool(changed)
+            return
+        if changed and self.model is not None:
+            self.show_numbers()
         self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
+
+    def action_judge(self) -> None:
+        """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen."""
+        from ragdiff.app.judge import JudgeScreen
+        from ragdiff.core.pool import JudgeQueue, read_flags
+
+        model = self.model
+        if model is None:
+            return
+        queue = JudgeQueue.build([model.run_a, model.run_b], model.gold, JUDGE_POOL, read_flags(self.inputs.gold))
+        self.push_screen(JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready else None,
+                                     self.inputs.gold.name, start_query=self.selected_query),
+                         lambda _: self._back_from_judging())
+
+    def _back_from_judging(self) -> None:
+        if self._stale and self.model is not None:
+            self.show_numbers()
+            self.show_chunk()
+        self._stale = False
+        self.set_status("back from the judging queue · every decision is saved")
 
     def show_numbers(self) -> None:
         """After a mark: the numbers, marks and labels change in place; the query list keeps its order and

@@ -54,3 +54,5 @@ class MarkDone(Message):
     status: str
     error: bool = False
     changes: list = field(default_factory=list)  # ragdiff.core.labels.Change, in the order they were made
+    target: Any = None  # the session.Target of a mark or flag (set also when it failed)
+    undo: bool = False  # the job was `u`

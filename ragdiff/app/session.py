@@ -64,7 +64,11 @@ class LabelSession:
 
     def mark(self, target: Target, label: str, grade: int | None = None, refine: bool = False) -> None:
         """Write one mark. `refine`: a grade digit typed right after `g` on the same target."""
-        self._submit(self._mark, target, label, grade, refine)
+        self._submit(self._mark, target, label, grade, refine, target=target)
+
+    def flag(self, target: Target) -> None:
+        """Ask for a second opinion on a chunk (kept beside the label file; no judgment is written)."""
+        self._submit(self._flag, target, target=target)
 
     def undo(self) -> None:
         self._submit(self._undo)
@@ -81,13 +85,13 @@ class LabelSession:
 
     # ---- the writer thread -------------------------------------------------------------------------------
 
-    def _submit(self, job, *args) -> None:
+    def _submit(self, job, *args, target: Target | None = None) -> None:
         self.jobs_submitted += 1
-        future = self._executor.submit(self._run, job, *args)
+        future = self._executor.submit(self._run, job, args, target)
         if self._track is not None:
             self._track(future)
 
-    def _run(self, job, *args) -> None:
+    def _run(self, job, args, target: Target | None) -> None:
         try:
             message = job(*args)
         except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
@@ -96,6 +100,7 @@ class LabelSession:
         finally:
             self.jobs_done += 1
         if message is not None:
+            message.target = target
             self._post(message)
 
     def _open(self, fmt: str | None) -> MarkDone | None:
@@ -142,13 +147,21 @@ class LabelSession:
             head += " (the grade refines the g: one u takes it back)"
         return f"{head} · saved to {self.path.name}"
 
+    def _flag(self, target: Target) -> MarkDone:
+        from ragdiff.core.pool import add_flag
+
+        self._labels()
+        path = add_flag(self.path, target.query_id, target.chunk_id, self._file.reviewer)
+        return MarkDone(f"{target.chunk_id} for {target.query_id}: flagged for a second opinion (in {path.name}); "
+                        "it stays unjudged")
+
     def _undo(self) -> MarkDone:
         self._labels()
         self._last_gold = None
         change = self._file.undo()
         if change is None:
             return MarkDone("nothing to undo")
-        return MarkDone(change.message, changes=[change])
+        return MarkDone(change.message, changes=[change], undo=True)
 
     def _retry(self) -> MarkDone:
         self._last_gold = None

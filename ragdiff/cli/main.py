@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     eval_cmd.add_parser(subparsers)
-    for module in ("diff_cmd", "report_cmd", "run_cmd", "history_cmd", "review_cmd", "labels_cmd", "export_cmd"):
+    for module in ("diff_cmd", "report_cmd", "run_cmd", "history_cmd", "review_cmd", "judge_cmd", "labels_cmd",
+                   "export_cmd"):
         try:
             mod = __import__(f"ragdiff.cli.{module}", fromlist=["add_parser"])
         except ModuleNotFoundError as err:

@@ -1,13 +1,26 @@
-"""The selected chunk: its id, label, rank in each run, title, and text with the query's words marked."""
+"""A chunk's text: its id, label, rank in each run, title, and text with the query's words marked.
+
+It scrolls (j/k, ↑/↓, space and PgUp/PgDn, Home/End), and its bottom border says which lines are on screen
+and how many there are, so a chunk longer than the pane is never cut without a way to read the rest.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 
 class ChunkView(VerticalScroll, can_focus=True):
+    BINDINGS = [
+        Binding("down,j", "scroll_lines(1)", "scroll down", show=False, id="text.down"),
+        Binding("up,k", "scroll_lines(-1)", "scroll up", show=False, id="text.up"),
+        Binding("space,pagedown", "scroll_pages(1)", "page down", show=False, id="text.page_down"),
+        Binding("pageup,b", "scroll_pages(-1)", "page up", show=False, id="text.page_up"),
+        Binding("home", "scroll_to_line(0)", "top", show=False, id="text.top"),
+        Binding("end", "scroll_to_line(-1)", "end", show=False, id="text.end"),
+    ]
     COMPONENT_CLASSES = {"chunk--match", "chunk--meta", "chunk--id", "chunk--dim"}
 
     def compose(self):
@@ -15,4 +28,36 @@ class ChunkView(VerticalScroll, can_focus=True):
 
     def show(self, text: Text) -> None:
         self.query_one("#chunk-text", Static).update(text)
-        self.scroll_home(animate=False)
+        self.scroll_home(animate=False, immediate=True)
+        self.call_after_refresh(self.say_where)
+
+    # ---- scrolling (also called by the judging screen, whose keys are its own) ----------------------------
+
+    def action_scroll_lines(self, lines: int) -> None:
+        self.scroll_to(y=self.scroll_y + lines, animate=False, immediate=True)
+        self.say_where()
+
+    def action_scroll_pages(self, pages: int) -> None:
+        step = max(1, self.scrollable_content_region.height - 1)
+        self.scroll_to(y=self.scroll_y + pages * step, animate=False, immediate=True)
+        self.say_where()
+
+    def action_scroll_to_line(self, line: int) -> None:
+        self.scroll_to(y=self.max_scroll_y if line < 0 else line, animate=False, immediate=True)
+        self.say_where()
+
+    def where(self) -> tuple[int, int, int]:
+        """(first line on screen, last line on screen, lines in all), counting from 1."""
+        total = max(1, self.virtual_size.height)
+        height = max(1, self.scrollable_content_region.height)
+        first = int(self.scroll_y) + 1
+        return first, min(total, first + height - 1), total
+
+    def say_where(self) -> None:
+        first, last, total = self.where()
+        if total <= last - first + 1 and first == 1:
+            self.border_subtitle = ""
+        elif last >= total:
+            self.border_subtitle = f"lines {first}–{last} of {total} · the end · k/↑ back"
+        else:
+            self.border_subtitle = f"lines {first}–{last} of {total} · more below: j/↓ or space"

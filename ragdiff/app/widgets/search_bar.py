@@ -18,8 +18,9 @@ HINT = "enter keeps it · esc clears it · tab goes on to the lists"
 class SearchBar(Widget):
     COMPONENT_CLASSES = {"search--label", "search--cursor", "search--hint"}
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, label: str = "search queries by id or text", hint: str = HINT, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.label, self.hint = label, hint
         self.text = ""
         self.active = False
 
@@ -30,9 +31,9 @@ class SearchBar(Widget):
     def render(self) -> Text:
         style = self.get_component_rich_style
         line = Text(no_wrap=True, end="", overflow="ellipsis")
-        line.append(" search queries by id or text: ", style=style("search--label"))
+        line.append(f" {self.label}: ", style=style("search--label"))
         line.append(clean(self.text))
         if self.active:
             line.append(" ", style=style("search--cursor"))
-            line.append(f"   {HINT}", style=style("search--hint"))
+            line.append(f"   {self.hint}", style=style("search--hint"))
         return line

@@ -1,0 +1,492 @@
+"""`ragdiff judge`: the judging queue over the pooled runs (DESIGN: "Judging the pool").
+
+One key per decision (0 not relevant, 1–3 gold with that grade, g gold, e evidence, x not relevant, s skip,
+! flag for a second opinion); after each the queue moves to the next unjudged chunk by itself, across
+queries. The chunk text takes most of the screen, with the query's words marked, and scrolls (j/k, space).
+`/` searches the corpus for a chunk no run returned. The queue itself (pool, order, progress, resume) is
+`ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
+(`ragdiff.app.session.LabelSession`), whose Changes come back to `mark_done`.
+
+The same screen opens from `ragdiff review` (key `o`) on the query on screen, sharing the review's writer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from ragdiff.app.corpus import CorpusIndex
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key
+from ragdiff.app.messages import LoadFailed, MarkDone
+from ragdiff.app.session import LabelSession, Target
+from ragdiff.app.text import clean, literal, mark_words, query_words
+from ragdiff.app.widgets.chunk_view import ChunkView
+from ragdiff.app.widgets.help_screen import HelpScreen
+from ragdiff.app.widgets.key_bar import KeyBar
+from ragdiff.app.widgets.pool_list import RUN_LETTERS, PoolList
+from ragdiff.app.widgets.search_bar import SearchBar
+from ragdiff.core import vocab
+from ragdiff.core.pool import Hit, JudgeQueue, Position, search_corpus
+
+
+def _grade_keys() -> list:
+    return [key(str(n), f"decide('gold', {n})", "gold grade", show=n == 1, key_display="1-3" if n == 1 else None,
+                id=f"judge.grade{n}", tooltip=f"gold with grade {n}, then the next unjudged chunk")
+            for n in (1, 2, 3)]
+
+
+class JudgeScreen(Screen):
+    BINDINGS = [
+        key("0", "decide('not_relevant')", vocab.word(vocab.NOT_RELEVANT), show=False, id="judge.grade0",
+            tooltip="not relevant (grade 0), then the next unjudged chunk"),
+        *_grade_keys(),
+        key("g", "decide('gold')", vocab.word(vocab.GOLD), id="judge.gold",
+            tooltip="gold (the file's default grade), then the next unjudged chunk"),
+        key("e", "decide('evidence')", vocab.word(vocab.EVIDENCE), id="judge.evidence",
+            tooltip="evidence (supports a step of the answer), then the next unjudged chunk"),
+        key("x", "decide('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="judge.not_relevant",
+            tooltip="not relevant, then the next unjudged chunk"),
+        key("s", "skip", "skip", id="judge.skip", tooltip="leave it unjudged for now; it comes back at the end"),
+        key("exclamation_mark", "flag", "flag", key_display="!", id="judge.flag",
+            tooltip="flag for a second opinion (kept beside the label file); it stays unjudged"),
+        key("u", "undo", "undo", id="judge.undo", tooltip="take back your last mark and go back to that chunk"),
+        key("j,down", "scroll(1)", "scroll", show=False, id="judge.down", tooltip="scroll the chunk text down"),
+        key("k,up", "scroll(-1)", "scroll up", show=False, id="judge.up", tooltip="scroll the chunk text up"),
+        key("space,pagedown", "page(1)", "page", key_display="space", id="judge.page_down",
+            tooltip="the chunk text one page down"),
+        key("pageup,b", "page(-1)", "page up", show=False, id="judge.page_up", tooltip="the chunk text one page up"),
+        key("home", "text_end(0)", "top", show=False, id="judge.top", tooltip="the start of the chunk text"),
+        key("end", "text_end(-1)", "end", show=False, id="judge.end", tooltip="the end of the chunk text"),
+        key("n", "step(1)", "next chunk", show=False, id="judge.next",
+            tooltip="the next chunk in the queue, judged or not (to revisit one)"),
+        key("p", "step(-1)", "previous chunk", show=False, id="judge.previous",
+            tooltip="the previous chunk in the queue, judged or not"),
+        key("right_square_bracket", "query(1)", "next query", key_display="]", show=False, id="judge.next_query",
+            tooltip="the next query's first unjudged chunk"),
+        key("left_square_bracket", "query(-1)", "previous query", key_display="[", show=False,
+            id="judge.previous_query", tooltip="the previous query's first unjudged chunk"),
+        key("slash", "search", "search corpus", key_display="/", id="judge.search",
+            tooltip="search the corpus text for a chunk no run returned, then judge it for this query"),
+        key("question_mark", "help", "help", key_display="?", id="judge.help", tooltip="this list of keys"),
+        key("q,escape", "close", "back", id="judge.close",
+            tooltip="back to the review (from `ragdiff judge`: quit); every decision is already saved"),
+    ]
+
+    def __init__(self, queue: JudgeQueue, session: LabelSession, corpus: CorpusIndex | None,
+                 label_name: str, start_query: str | None = None, standalone: bool = False) -> None:
+        super().__init__()
+        self.queue = queue
+        self.session = session
+        self.corpus = corpus
+        self.label_name = label_name
+        self.standalone = standalone
+        self.position: Position | None = None
+        self.searching = False
+        self.search = ""
+        self.judged_here = 0  # decisions confirmed on this screen
+        self.judged_at_open, _ = queue.progress()
+        if start_query is not None and start_query in queue.queries:
+            self.position = queue.first_of_query(queue.queries.index(start_query))
+        if self.position is None:
+            self.position = queue.next_unjudged() or next(iter(queue.positions()), None)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="judge-header")
+        yield Static(id="judge-query")
+        with Horizontal(id="judge-body"):
+            yield PoolList(id="judge-pool")
+            yield ChunkView(id="judge-text")
+        yield SearchBar("search the corpus for this query", "enter searches · esc cancels", id="judge-search")
+        yield Static(id="judge-status")
+        yield KeyBar(self.BINDINGS, id="judge-keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#judge-pool").border_title = "pool"
+        names = "  ".join(f"{letter} {clean(name)}" for letter, name in zip(RUN_LETTERS, self.queue.run_names))
+        self.query_one("#judge-pool").border_subtitle = names
+        judged, total = self.queue.progress()
+        self.set_status(f"{total - judged} of {total} pooled chunks to judge · one key per chunk · ? every key"
+                        if total else "the runs return nothing for these queries: nothing to judge")
+        self.show_position()
+
+    # ---- drawing ------------------------------------------------------------------------------------------
+
+    def set_status(self, text: str | Text) -> None:
+        self.query_one("#judge-status", Static).update(Text(text) if isinstance(text, str) else text)
+
+    def show_position(self) -> None:
+        queue = self.queue
+        judged, total = queue.progress()
+        header = Text.assemble((" ragdiff judge ", "bold reverse"), "  ",
+                               f"{' + '.join(clean(n) for n in queue.run_names)} · {clean(self.label_name)} · "
+                               f"pool: top {queue.depth} of each run · ",
+                               (f"{judged}/{total} judged", "bold"),
+                               f" ({judged / total:.0%})" if total else "",
+                               f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
+                               no_wrap=True, end="", overflow="ellipsis")
+        self.query_one("#judge-header", Static).update(header)
+        pool = self.query_one(PoolList)
+        view = self.query_one(ChunkView)
+        if self.position is None:
+            self.query_one("#judge-query", Static).update(Text(" no query has a chunk to judge", style="dim"))
+            view.show(Text("nothing to judge", style="dim"))
+            return
+        qid, entry = queue.entry_at(self.position)
+        done, size = queue.query_progress(qid)
+        line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
+                             "  ", clean(queue.texts.get(qid, "")), "  · this query ",
+                             (f"{done}/{size} judged", "bold"), no_wrap=True, end="", overflow="ellipsis")
+        self.query_one("#judge-query", Static).update(line)
+        pool.show(queue, qid, self.position.entry)
+        pool.border_title = f"pool {clean(qid)} {done}/{size}"
+        view.border_title = self._meta(qid, entry)
+        view.show(self._text(qid, entry.chunk_id))
+
+    def _meta(self, qid: str, entry) -> str:
+        level, grade = self.queue.label_of(qid, entry.chunk_id)
+        judged = self.queue.is_judged(qid, entry.chunk_id)
+        word = vocab.word(level, grade) if judged else (
+            "decided, saving…" if (qid, entry.chunk_id) in self.queue.in_flight else vocab.word(None))
+        if (qid, entry.chunk_id) in self.queue.flagged:
+            word += " · flagged"
+        if entry.pooled:
+            ranks = "  ".join(f"{letter} {'#' + str(r) if r is not None else '—'}"
+                              for letter, r in zip(RUN_LETTERS, entry.ranks))
+        else:
+            ranks = "found by searching the corpus"
+        return f"{clean(entry.chunk_id)} · {word} · {ranks}"
+
+    def _text(self, qid: str, chunk_id: str) -> Text:
+        dim = "dim"
+        if self.corpus is None:
+            return Text("no corpus given: run with --corpus corpus.jsonl to read the chunk text here", style=dim)
+        if self.corpus.error and not self.corpus.ready:
+            return Text(clean(self.corpus.error), style=dim)
+        if not self.corpus.ready:
+            return Text(f"indexing {self.corpus.path.name} …", style=dim)
+        chunk = self.corpus.get(chunk_id)
+        if chunk is None:
+            return Text(clean(self.corpus.error) if self.corpus.error else
+                        f"{clean(chunk_id)} is not in {clean(self.corpus.path.name)}", style=dim)
+        body = Text(end="")
+        if chunk.title:
+            body.append_text(literal(chunk.title, style="bold"))
+            body.append("\n")
+        body.append_text(literal(chunk.text, multiline=True))
+        view = self.query_one(ChunkView)
+        return mark_words(body, query_words(self.queue.texts.get(qid, "")),
+                          view.get_component_rich_style("chunk--match"))
+
+    def corpus_ready(self) -> None:
+        self.show_position()
+
+    # ---- decisions ----------------------------------------------------------------------------------------
+
+    def _target(self) -> Target | None:
+        if self.position is None:
+            return None
+        qid, entry = self.queue.entry_at(self.position)
+        run, rank = next(((name, r) for name, r in zip(self.queue.run_names, entry.ranks) if r is not None),
+                         (None, None))
+        return Target(qid, entry.chunk_id, run, rank)
+
+    def action_decide(self, label: str, grade: int | None = None) -> None:
+        target = self._target()
+        if target is None:
+            self.set_status("nothing to judge")
+            return
+        self.queue.in_flight.add((target.query_id, target.chunk_id))
+        self.session.mark(target, label, grade)
+        self._advance(f"{clean(target.chunk_id)}: {vocab.word(label, grade)} · saving …")
+
+    def action_skip(self) -> None:
+        target = self._target()
+        if target is not None:
+            self._advance(f"skipped {clean(target.chunk_id)}: it comes back after the rest")
+
+    def action_flag(self) -> None:
+        target = self._target()
+        if target is None:
+            return
+        self.queue.flagged.add((target.query_id, target.chunk_id))
+        self.session.flag(target)
+        self._advance(f"{clean(target.chunk_id)} flagged for a second opinion")
+
+    def _advance(self, said: str) -> None:
+        following = self.queue.next_unjudged(self.position)
+        if following is None or following == self.position:
+            judged, total = self.queue.progress()
+            self.set_status(f"{said} · every pooled chunk is judged ({judged}/{total})"
+                            if following is None else f"{said} · it is the only unjudged chunk left")
+        else:
+            if following.query != self.position.query:
+                said += f" · next query: {clean(self.queue.queries[following.query])}"
+            self.set_status(said)
+            self.position = following
+        self.show_position()
+
+    def mark_done(self, message: MarkDone) -> None:
+        """A decision's Change came back from the writer (or its failure)."""
+        target = message.target
+        for change in message.changes:
+            self.queue.set_label(change.query_id, change.chunk_id, change.after.kind, change.after.grade)
+            if change.saved:
+                self.judged_here += 1
+        if message.error and target is not None:
+            self.queue.in_flight.discard((target.query_id, target.chunk_id))
+        if message.undo and message.changes:  # back to the chunk that was taken back, to judge it again
+            change = message.changes[-1]
+            if change.query_id in self.queue.queries:
+                self.position = self.queue.add(change.query_id, change.chunk_id)
+        if message.status:
+            self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
+        self.show_position()
+
+    # ---- moving and reading -------------------------------------------------------------------------------
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(ChunkView).action_scroll_lines(lines)
+
+    def action_page(self, pages: int) -> None:
+        self.query_one(ChunkView).action_scroll_pages(pages)
+
+    def action_text_end(self, line: int) -> None:
+        self.query_one(ChunkView).action_scroll_to_line(line)
+
+    def action_step(self, step: int) -> None:
+        if self.position is None:
+            return
+        qid = self.queue.queries[self.position.query]
+        index = self.position.entry + step
+        query = self.position.query
+        while not 0 <= index < len(self.queue.entries[self.queue.queries[query]]):
+            query += step
+            if not 0 <= query < len(self.queue.queries):
+                return
+            index = 0 if step > 0 else len(self.queue.entries[self.queue.queries[query]]) - 1
+        del qid
+        self.position = Position(query, index)
+        self.show_position()
+
+    def action_query(self, step: int) -> None:
+        if self.position is None:
+            return
+        query = self.position.query + step
+        while 0 <= query < len(self.queue.queries):
+            found = self.queue.first_of_query(query)
+            if found is not None:
+                self.position = found
+                self.show_position()
+                return
+            query += step
+        self.set_status("no further query with chunks to judge")
+
+    def action_undo(self) -> None:
+        self.session.undo()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen([("judge", list(self.BINDINGS))]))
+
+    def action_close(self) -> None:
+        if self.standalone:
+            self.app.exit(0)
+        else:
+            self.dismiss()
+
+    # ---- searching the corpus -----------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        if self.position is None:
+            return
+        if self.corpus is None or not self.corpus.ready:
+            self.set_status("no corpus to search: run with --corpus corpus.jsonl" if self.corpus is None
+                            else f"indexing {self.corpus.path.name} …: try again in a moment")
+            return
+        self.searching = True
+        self.search = self.search or self.queue.texts.get(self.queue.queries[self.position.query], "")
+        bar = self.query_one(SearchBar)
+        bar.add_class("-show")
+        bar.show(self.search, active=True)
+
+    def take_key(self, event: events.Key) -> bool:
+        if not self.searching or self.app.screen is not self:
+            return False
+        text, ended = edit_line(self.search, event)
+        self.search = text
+        bar = self.query_one(SearchBar)
+        bar.show(text, active=ended is None)
+        if ended is not None:
+            self.searching = False
+            bar.remove_class("-show")
+            if ended == "enter" and text.strip():
+                self.set_status(f"searching {self.corpus.path.name} for {clean(text)} …")
+                self._search_corpus(text, self.queue.queries[self.position.query])
+        return not event.key.startswith("ctrl+")
+
+    def take_paste(self, text: str) -> bool:
+        if not self.searching:
+            return False
+        self.search += " ".join(text.split())
+        self.query_one(SearchBar).show(self.search, active=True)
+        return True
+
+    @work(thread=True, exclusive=True, group="corpus-search")
+    def _search_corpus(self, text: str, qid: str) -> None:
+        try:
+            hits = search_corpus(self.corpus.path, text)
+        except OSError as err:
+            self.app.call_from_thread(self.set_status, f"cannot search {self.corpus.path.name}: {err.strerror}")
+            return
+        self.app.call_from_thread(self._show_hits, text, qid, hits)
+
+    def _show_hits(self, text: str, qid: str, hits: list[Hit]) -> None:
+        if not hits:
+            self.set_status(f"no chunk of {self.corpus.path.name} holds {clean(text)}")
+            return
+        self.set_status(f"{len(hits)} chunks hold the words of {clean(text)}: enter judges one for {clean(qid)}")
+        self.app.push_screen(HitsScreen(text, hits, {e.chunk_id for e in self.queue.entries[qid]}),
+                             lambda chunk: self._picked(qid, chunk))
+
+    def _picked(self, qid: str, chunk_id: str | None) -> None:
+        if chunk_id is None:
+            return
+        self.position = self.queue.add(qid, chunk_id)
+        self.set_status(f"{clean(chunk_id)} (from the corpus) for {clean(qid)}: judge it with 0-3, g, e or x")
+        self.show_position()
+
+
+class HitsScreen(ModalScreen[str | None]):
+    """What a corpus search found: up/down (j/k) to pick, enter to judge it, esc to go back."""
+
+    BINDINGS = [
+        key("down,j", "move(1)", "down", show=False, id="hits.down"),
+        key("up,k", "move(-1)", "up", show=False, id="hits.up"),
+        key("enter", "pick", "judge this one", id="hits.pick"),
+        key("escape,q", "dismiss_none", "back", id="hits.close"),
+    ]
+
+    def __init__(self, text: str, hits: list[Hit], pooled: set[str]) -> None:
+        super().__init__()
+        self.text, self.hits, self.pooled, self.cursor = text, hits, pooled, 0
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="hits-box"):
+            yield Static(id="hits-list")
+
+    def on_mount(self) -> None:
+        box = self.query_one("#hits-box")
+        box.border_title = f"the corpus for {clean(self.text)}"
+        box.border_subtitle = "↑/↓ pick · enter judges it · esc back"
+        self._draw()
+
+    def _draw(self) -> None:
+        out = Text(end="")
+        for i, hit in enumerate(self.hits):
+            style = "reverse bold" if i == self.cursor else ""
+            note = " (in the pool)" if hit.chunk_id in self.pooled else ""
+            out.append(f"{clean(hit.chunk_id)}{note}", style=style)
+            if hit.title:
+                out.append("  " + clean(hit.title), style="bold")
+            out.append("\n   " + clean(hit.snippet) + "\n", style="dim")
+        self.query_one("#hits-list", Static).update(out)
+
+    def action_move(self, step: int) -> None:
+        self.cursor = max(0, min(len(self.hits) - 1, self.cursor + step))
+        self._draw()
+
+    def action_pick(self) -> None:
+        self.dismiss(self.hits[self.cursor].chunk_id)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+# ---- `ragdiff judge` on its own ----------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeInputs:
+    runs: list[Path]
+    gold: Path
+    pool: int = 10
+    corpus: Path | None = None
+    run_format: str | None = None
+    gold_format: str | None = None
+    reviewer: str | None = None
+
+
+class JudgeApp(OrderedKeysApp):
+    CSS_PATH = Path(__file__).parent / "app.tcss"
+    TITLE = "ragdiff judge"
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(self, inputs: JudgeInputs) -> None:
+        super().__init__()
+        self.inputs = inputs
+        self.failure: str | None = None
+        self.corpus: CorpusIndex | None = CorpusIndex(inputs.corpus) if inputs.corpus else None
+        self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, track=self._track_job)
+        self.judge: JudgeScreen | None = None
+        self._started = time.perf_counter()
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"ragdiff judge: loading {', '.join(p.name for p in self.inputs.runs)} and "
+                     f"{self.inputs.gold.name} …", id="judge-loading")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        from ragdiff.core.errors import InputError
+        from ragdiff.core.gold import load_gold
+        from ragdiff.core.pool import read_flags
+        from ragdiff.core.runs import load_run
+
+        inputs = self.inputs
+        try:
+            gold = load_gold(inputs.gold, inputs.gold_format)
+            if self.corpus is None and gold.corpus_path and (inputs.gold.parent / gold.corpus_path).is_file():
+                self.corpus = CorpusIndex(inputs.gold.parent / gold.corpus_path)
+            runs = [load_run(path, inputs.run_format) for path in inputs.runs]
+            names = [run.name for run in runs]
+            for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
+                if names.count(run.name) > 1:
+                    run.name = f"{RUN_LETTERS[i]} {run.name}"
+            queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
+            if self.corpus is not None:
+                self.corpus.build()
+        except InputError as err:
+            self.post_message(LoadFailed(str(err)))
+            return
+        except Exception as err:  # noqa: BLE001 - one message, never a traceback on screen
+            self.post_message(LoadFailed(f"cannot open the judging queue: {type(err).__name__}: {err}"))
+            return
+        self.call_from_thread(self._open, queue, gold.format)
+
+    def _open(self, queue: JudgeQueue, fmt: str) -> None:
+        self.session.open(fmt)
+        self.judge = JudgeScreen(queue, self.session, self.corpus, self.inputs.gold.name, standalone=True)
+        self.push_screen(self.judge)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.failure = message.text
+        self.exit(return_code=2)
+
+    def on_mark_done(self, message: MarkDone) -> None:
+        if self.judge is not None:
+            self.judge.mark_done(message)
+
+    def _track_job(self, future) -> None:
+        self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self.session.close()

@@ -1,0 +1,65 @@
+"""Keys handled in the order they arrive, each one whole before the next (see ragdiff.app.app's docstring).
+
+Both apps (review and judge) derive from `OrderedKeysApp`: every key is counted, offered first to
+`take_key` (a search line being typed into takes the letters before any binding sees them), and then
+goes to Textual's priority bindings, which run as the key arrives.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import App
+from textual.binding import Binding
+
+
+def key(*args, **kwargs) -> Binding:
+    """A binding that runs as its key arrives (priority), not after the key has bubbled through the DOM."""
+    return Binding(*args, **kwargs, priority=True)
+
+
+class OrderedKeysApp(App[int]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys_seen = 0  # keys received (a grade digit refines a `g` only as the very next key)
+        self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.keys_seen += 1
+            try:
+                if not self.take_key(event):
+                    await super().on_event(event)
+            finally:
+                self.keys_done += 1
+            return
+        if isinstance(event, events.Paste) and not event.is_forwarded and self.take_paste(event.text):
+            return
+        await super().on_event(event)
+
+    def take_key(self, event: events.Key) -> bool:
+        """True when the key was taken (typed into a search line); the active screen may take it too."""
+        taker = getattr(self.screen, "take_key", None)
+        return bool(taker and taker(event))
+
+    def take_paste(self, text: str) -> bool:
+        taker = getattr(self.screen, "take_paste", None)
+        return bool(taker and taker(text))
+
+
+def edit_line(text: str, event: events.Key) -> tuple[str, str | None]:
+    """A one-line editor for a search line: (new text, what ended it: "enter" | "escape" | "leave" | None).
+
+    "leave": tab, shift+tab, up or down end the line (keeping the text) and then do what they usually do.
+    """
+    name = event.key
+    if name in ("enter", "escape"):
+        return text, name
+    if name == "backspace":
+        return text[:-1], None
+    if name in ("ctrl+u", "ctrl+w"):
+        return "", None
+    if name in ("tab", "shift+tab", "down", "up"):
+        return text, "leave"
+    if event.character is not None and len(event.character) == 1 and event.character.isprintable():
+        return text + event.character, None
+    return text, None

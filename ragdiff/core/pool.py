@@ -1,0 +1,258 @@
+"""The judging queue of `ragdiff judge` (DESIGN: "Judging the pool"), without Textual.
+
+The lesson: label from the merged results of two different retrievers. The pool of a query is the union of
+every run's top `depth` chunks, each with the rank it has in each run (at any depth). The queue walks the
+gold queries in file order; within a query its unjudged chunks come first (best rank across the runs
+first), then the judged ones, so they can be revisited. The order is fixed when the queue is built: a
+decision never moves a chunk under the reader. Restarting builds it again from the label file, so the
+first unjudged chunk is where work resumes and nothing is judged twice by accident.
+
+A chunk found by searching the corpus (`search_corpus`) is added to its query's list; it is judged like
+any other but is not part of the pool's `N/M` count. A flag asks for a second opinion: it is kept in a
+JSONL file beside the label file (`flags_path`) and leaves the chunk unjudged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from ragdiff.core import vocab
+from ragdiff.core.gold import Gold
+from ragdiff.core.journal import utc_now
+from ragdiff.core.metrics import aligned_frame
+from ragdiff.core.runs import Run
+
+FLAGS_SUFFIX = ".ragdiff-flags.jsonl"
+
+
+@dataclass(frozen=True)
+class Entry:
+    chunk_id: str
+    ranks: tuple[int | None, ...]  # its rank in each run (any depth); None: the run did not return it
+    pooled: bool = True  # False: added from a corpus search (not counted in the pool's progress)
+
+
+@dataclass(frozen=True)
+class Position:
+    query: int  # index into JudgeQueue.queries
+    entry: int  # index into that query's entries
+
+
+@dataclass
+class JudgeQueue:
+    queries: list[str]  # gold queries, in file order
+    texts: dict[str, str]
+    entries: dict[str, list[Entry]]  # per query, in queue order
+    labels: dict[tuple[str, str], tuple[str, int | None]]  # (query, chunk) -> (kind, grade) as labelled
+    run_names: list[str]
+    depth: int
+    flagged: set[tuple[str, str]] = field(default_factory=set)
+    # decisions sent to the writer whose Change has not come back: the queue moves past them at once
+    in_flight: set[tuple[str, str]] = field(default_factory=set)
+
+    # ---- building ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, runs: list[Run], gold: Gold, depth: int = 10,
+              flagged: set[tuple[str, str]] | None = None) -> "JudgeQueue":
+        queries_frame = gold.queries.sort("position")
+        queries = queries_frame.get_column("query_id").to_list()
+        texts = {}
+        for qid, text in zip(queries, queries_frame.get_column("text").to_list()):
+            texts[qid] = text if text is not None else next(
+                (run.query_text[qid] for run in runs if qid in run.query_text), qid)
+        labels = {(q, c): (lv, g) for q, c, lv, g in
+                  gold.judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
+        frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
+        # the pool: every run's top `depth`, each chunk once per query
+        pool = pl.concat([f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames]).unique()
+        for i, frame in enumerate(frames):  # each pooled chunk's rank in each run, at any depth
+            best = frame.group_by("query_id", "chunk_id").agg(pl.col("rank").min().alias(f"rank_{i}"))
+            pool = pool.join(best, on=["query_id", "chunk_id"], how="left")
+        rank_cols = [f"rank_{i}" for i in range(len(frames))]
+        pool = pool.with_columns(
+            best=pl.min_horizontal(rank_cols), runs=pl.sum_horizontal([pl.col(c).is_not_null() for c in rank_cols]),
+        ).sort(["query_id", "best", "runs", "chunk_id"], descending=[False, False, True, False])
+        entries: dict[str, list[Entry]] = {q: [] for q in queries}
+        for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
+            qid, chunk, ranks = row[0], row[1], tuple(row[2:])
+            if qid in entries:  # a run's query the gold set lacks is not judged here
+                entries[qid].append(Entry(chunk, ranks))
+        queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, set(flagged or ()))
+        for qid in queries:  # unjudged first, in pool order; then the judged ones
+            queue.entries[qid] = sorted(entries[qid], key=lambda e: queue.is_judged(qid, e.chunk_id))
+        return queue
+
+    # ---- reading -----------------------------------------------------------------------------------------
+
+    def is_judged(self, query_id: str, chunk_id: str) -> bool:
+        """A person's judgment (gold, evidence, not relevant); a draft or a negative qrels grade is not one."""
+        kind, grade = self.labels.get((query_id, chunk_id), (None, None))
+        return vocab.kind_of(kind).judged and not (grade is not None and grade < 0)
+
+    def is_done(self, query_id: str, chunk_id: str) -> bool:
+        """Judged, or a decision on its way to the label file."""
+        return (query_id, chunk_id) in self.in_flight or self.is_judged(query_id, chunk_id)
+
+    def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
+        return self.labels.get((query_id, chunk_id), (None, None))
+
+    def progress(self) -> tuple[int, int]:
+        """(judged, pooled) over the whole pool: the `N/M judged` line."""
+        judged = total = 0
+        for qid in self.queries:
+            done, size = self.query_progress(qid)
+            judged += done
+            total += size
+        return judged, total
+
+    def query_progress(self, query_id: str) -> tuple[int, int]:
+        pooled = [e for e in self.entries.get(query_id, []) if e.pooled]
+        return sum(self.is_done(query_id, e.chunk_id) for e in pooled), len(pooled)
+
+    def entry_at(self, position: Position) -> tuple[str, Entry]:
+        qid = self.queries[position.query]
+        return qid, self.entries[qid][position.entry]
+
+    def positions(self, start: Position | None = None):
+        """Every position in queue order, from `start` (exclusive) round to `start` itself; from the first
+        when `start` is None. Lazy: the next unjudged chunk is usually a step away."""
+
+        def query(qi: int, begin: int = 0, end: int | None = None):
+            count = len(self.entries[self.queries[qi]])
+            for ei in range(begin, count if end is None else min(end, count)):
+                yield Position(qi, ei)
+
+        n = len(self.queries)
+        if start is None:
+            for qi in range(n):
+                yield from query(qi)
+            return
+        yield from query(start.query, start.entry + 1)
+        for qi in (*range(start.query + 1, n), *range(0, start.query)):
+            yield from query(qi)
+        yield from query(start.query, 0, start.entry + 1)
+
+    def next_unjudged(self, after: Position | None = None) -> Position | None:
+        """The next unjudged chunk after `after` in queue order (round to the start: skipped ones come back
+        last), or the first one when `after` is None; None when everything is judged."""
+        for position in self.positions(after):
+            qid, entry = self.entry_at(position)
+            if not self.is_done(qid, entry.chunk_id):
+                return position
+        return None
+
+    def first_of_query(self, query_index: int) -> Position | None:
+        """The query's first unjudged chunk, else its first chunk; None when it has no chunk at all."""
+        qid = self.queries[query_index]
+        entries = self.entries[qid]
+        if not entries:
+            return None
+        for i, entry in enumerate(entries):
+            if not self.is_done(qid, entry.chunk_id):
+                return Position(query_index, i)
+        return Position(query_index, 0)
+
+    # ---- changing ----------------------------------------------------------------------------------------
+
+    def set_label(self, query_id: str, chunk_id: str, kind: str | None, grade: int | None) -> None:
+        """A Change's `after`: the chunk's judgment now (kind unjudged or None: no judgment)."""
+        self.in_flight.discard((query_id, chunk_id))
+        if kind is None or not vocab.kind_of(kind).judged:
+            self.labels.pop((query_id, chunk_id), None)
+        else:
+            self.labels[(query_id, chunk_id)] = (kind, grade)
+
+    def add(self, query_id: str, chunk_id: str) -> Position:
+        """A chunk no run returned (found by searching the corpus), appended to the query's list."""
+        qi = self.queries.index(query_id)
+        for i, entry in enumerate(self.entries[query_id]):
+            if entry.chunk_id == chunk_id:
+                return Position(qi, i)
+        self.entries[query_id].append(Entry(chunk_id, tuple(None for _ in self.run_names), pooled=False))
+        return Position(qi, len(self.entries[query_id]) - 1)
+
+
+# ---- flags: a second opinion wanted ------------------------------------------------------------------------
+
+
+def flags_path(label_path: str | Path) -> Path:
+    label_path = Path(label_path)
+    return label_path.with_name(label_path.name + FLAGS_SUFFIX)
+
+
+def read_flags(label_path: str | Path) -> set[tuple[str, str]]:
+    """(query, chunk) pairs flagged for a second opinion (a torn or foreign line is skipped)."""
+    path = flags_path(label_path)
+    out: set[tuple[str, str]] = set()
+    if not path.is_file():
+        return out
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+            out.add((str(record["query"]), str(record["chunk"])))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return out
+
+
+def add_flag(label_path: str | Path, query_id: str, chunk_id: str, who: str) -> Path:
+    path = flags_path(label_path)
+    record = {"query": query_id, "chunk": chunk_id, "who": who, "when": utc_now()}
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        handle.flush()
+    return path
+
+
+# ---- searching the corpus for a chunk no run returned ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: str
+    title: str | None
+    snippet: str
+    score: int
+
+
+def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
+    """Chunks whose title or text holds the words of `text` (most distinct words first, then the most
+    occurrences, then file order). One pass over the JSONL; call it from a worker."""
+    words = [w for w in dict.fromkeys(re.findall(r"\w+", text.casefold())) if w]
+    if not words:
+        return []
+    patterns = [re.compile(r"\b" + re.escape(w)) for w in words]
+    hits: list[tuple[int, int, int, Hit]] = []
+    with Path(path).open("rb") as handle:
+        for number, raw in enumerate(handle):
+            lowered = raw.decode("utf-8", errors="replace").casefold()
+            if not any(w in lowered for w in words):
+                continue
+            try:
+                record = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            chunk_id = record.get("id", record.get("_id"))
+            if chunk_id is None:
+                continue
+            title = record.get("title")
+            body = f"{title or ''}\n{record.get('text', '')}".casefold()
+            counts = [len(p.findall(body)) for p in patterns]
+            distinct = sum(1 for c in counts if c)
+            if not distinct:
+                continue
+            plain = str(record.get("text", ""))
+            first = min((m.start() for p in patterns for m in [p.search(plain.casefold())] if m), default=0)
+            snippet = " ".join(plain[max(0, first - 40): first + 120].split())
+            hits.append((-distinct, -sum(counts), number,
+                         Hit(str(chunk_id), None if title is None else str(title), snippet, distinct)))
+    hits.sort(key=lambda h: h[:3])
+    return [h[3] for h in hits[:limit]]

@@ -1,0 +1,183 @@
+"""`ragdiff judge` driven by keys at machine speed (Pilot), checked against the run files and the journal."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+from ragdiff.app.widgets.chunk_view import ChunkView
+
+from conftest import settle
+from test_app_keys import demo_copy, journal, type_fast
+from test_app_pilot import SIZE, lesson_app
+
+STRIPPED = 10
+
+
+def strip_judgments(gold, count: int) -> list[str]:
+    """Remove every judgment of the first `count` queries of a ragdiff YAML label file; their ids."""
+    out, current, stripped = [], None, []
+    for line in gold.read_text().splitlines(keepends=True):
+        match = re.match(r"  - id: (\S+)", line)
+        if match:
+            current = match.group(1)
+            if len(stripped) < count:
+                stripped.append(current)
+        if current in stripped and re.match(r"    (gold|evidence|not_relevant|drafted):", line):
+            continue
+        out.append(line)
+    gold.write_text("".join(out))
+    return stripped
+
+
+def pool_order(folder, queries, depth=10) -> list[tuple[str, str]]:
+    """The queue order worked out from the run files: per query (in label-file order), the union of each
+    run's top `depth`, best rank across the runs first, then chunks both runs hold, then by id."""
+    ranks: dict[str, list[dict[str, int]]] = {}
+    for name in ("bm25.jsonl", "dense.jsonl"):
+        for line in (folder / name).read_text().splitlines():
+            record = json.loads(line)
+            ids = [r["id"] if isinstance(r, dict) else r for r in record["results"]]
+            ranks.setdefault(record["query_id"], []).append({c: i + 1 for i, c in reversed(list(enumerate(ids)))})
+    out = []
+    for qid in queries:
+        runs = ranks[qid]
+        pool = {c for run in runs for c, r in run.items() if r <= depth}
+        key = lambda c: (min(run.get(c, 10**9) for run in runs), -sum(c in run for run in runs), c)  # noqa: E731
+        out += [(qid, c) for c in sorted(pool, key=key)]
+    return out
+
+
+def judge_app(folder, **options) -> JudgeApp:
+    return JudgeApp(JudgeInputs(runs=[folder / "bm25.jsonl", folder / "dense.jsonl"], gold=folder / "gold.yaml",
+                                corpus=folder / "corpus.jsonl", reviewer="tester", **options))
+
+
+async def opened(pilot) -> JudgeScreen:
+    for _ in range(500):
+        if isinstance(pilot.app.screen, JudgeScreen):
+            break
+        await pilot.pause(0.01)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, JudgeScreen), pilot.app.failure
+    return pilot.app.screen
+
+
+def header(app) -> str:
+    return str(app.screen.query_one("#judge-header").render())
+
+
+async def test_x_pressed_p_times_judges_p_distinct_unjudged_pool_chunks_in_queue_order(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    stripped = strip_judgments(folder / "gold.yaml", STRIPPED)
+    expected = pool_order(folder, stripped)
+    presses = 17  # past the first query's pool, into the next one
+    assert len(expected) > presses
+    app = judge_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        judged, total = screen.queue.progress()
+        assert total - judged == len(expected)  # the other queries' pools were judged already
+        assert f"{judged}/{total} judged" in header(app) and f"this session 0/{len(expected)}" in header(app)
+        await type_fast(pilot, *["x"] * presses)
+        marks = [(r["query"], r["chunk"], r["label"]) for r in journal(folder / "gold.yaml") if r["type"] == "mark"]
+        assert marks == [(q, c, "not_relevant") for q, c in expected[:presses]]
+        assert len(set(marks)) == presses
+        assert f"{judged + presses}/{total} judged" in header(app)
+        assert f"this session {presses}/{len(expected)}" in header(app)
+        assert screen.queue.entry_at(screen.position)[1].chunk_id == expected[presses][1]
+        await type_fast(pilot, "q")
+    assert app.return_code == 0
+    app = judge_app(folder)  # starting again resumes at the next unjudged chunk
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        qid, entry = screen.queue.entry_at(screen.position)
+        assert (qid, entry.chunk_id) == expected[presses]
+        assert f"{judged + presses}/{total} judged" in header(app)
+        assert expected[presses][1] in str(screen.query_one(ChunkView).border_title)
+
+
+async def test_one_key_per_decision_skip_flag_undo(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    stripped = strip_judgments(folder / "gold.yaml", 2)
+    expected = pool_order(folder, stripped)
+    app = judge_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await type_fast(pilot, "3", "0", "s", "!", "g", "e", "1")
+        marks = [(r["query"], r["chunk"], r["label"], r["grade"]) for r in journal(folder / "gold.yaml")
+                 if r["type"] == "mark"]
+        (q0, c0), (q1, c1), (q2, c2), (q3, c3), (q4, c4), (q5, c5), (q6, c6) = expected[:7]
+        assert marks == [(q0, c0, "gold", 3), (q1, c1, "not_relevant", None), (q4, c4, "gold", None),
+                         (q5, c5, "evidence", None), (q6, c6, "gold", 1)]
+        flags = (folder / "gold.yaml.ragdiff-flags.jsonl").read_text()
+        assert json.loads(flags)["chunk"] == c3 and not screen.queue.is_judged(q3, c3)
+        assert not screen.queue.is_judged(q2, c2)  # skipped: still unjudged
+        await type_fast(pilot, "u")  # back to the last decision, to judge it again
+        assert screen.queue.entry_at(screen.position)[1].chunk_id == c6 and not screen.queue.is_judged(q6, c6)
+        await type_fast(pilot, "x")
+        assert screen.queue.label_of(q6, c6)[0] == "not_relevant"
+
+
+async def test_the_chunk_text_scrolls_to_its_end(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    app = judge_app(folder)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await opened(pilot)  # q01's first chunk (json#0) is longer than the pane
+        view = screen.query_one(ChunkView)
+        first, last, total = view.where()
+        assert first == 1 and last < total and "more below" in str(view.border_subtitle)
+        await type_fast(pilot, "j", "j")
+        assert view.where()[0] == 3
+        await type_fast(pilot, *["space"] * (total // max(1, last - first) + 2))
+        first, last, total = view.where()
+        assert last == total and "the end" in str(view.border_subtitle)
+
+
+async def test_search_the_corpus_and_judge_a_chunk_no_run_returned(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    strip_judgments(folder / "gold.yaml", 1)
+    app = judge_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        qid = screen.queue.queries[screen.position.query]
+        pooled = {e.chunk_id for e in screen.queue.entries[qid]}
+        await type_fast(pilot, "/", "ctrl+u", *"base64 encode", "enter")
+        for _ in range(300):  # the search runs in a worker, then lists what it found
+            if pilot.app.screen is not screen:
+                break
+            await pilot.pause(0.01)
+        hits = pilot.app.screen.hits
+        pick = next(i for i, h in enumerate(hits) if h.chunk_id not in pooled)
+        await type_fast(pilot, *["down"] * pick, "enter")
+        chunk = hits[pick].chunk_id
+        assert pilot.app.screen is screen and screen.queue.entry_at(screen.position)[1].chunk_id == chunk
+        await type_fast(pilot, "2")
+        marks = [(r["query"], r["chunk"], r["label"], r["grade"]) for r in journal(folder / "gold.yaml")
+                 if r["type"] == "mark"]
+        assert marks == [(qid, chunk, "gold", 2)]
+
+
+async def test_review_opens_the_queue_for_the_query_on_screen(lesson, settled):
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await type_fast(pilot, "]", "]", "o")  # q3
+        screen = pilot.app.screen
+        assert isinstance(screen, JudgeScreen)
+        qid, entry = screen.queue.entry_at(screen.position)
+        assert qid == "q3" and not screen.queue.is_judged(qid, entry.chunk_id)
+        await type_fast(pilot, "x", "escape")
+        assert pilot.app.screen is app.screen_stack[0] and app.selected_query == "q3"
+        assert app.model.label_of("q3", entry.chunk_id)[0] == "not_relevant"  # the review's model took it
+        assert [(r["query"], r["chunk"]) for r in journal(lesson["gold"]) if r["type"] == "mark"] == \
+            [("q3", entry.chunk_id)]
+
+
+def test_strip_keeps_the_queries(sample_runs, tmp_path):
+    gold = tmp_path / "gold.yaml"
+    shutil.copy2(sample_runs / "gold.yaml", gold)
+    before = gold.read_text().count("  - id: ")
+    assert len(strip_judgments(gold, 3)) == 3 and gold.read_text().count("  - id: ") == before

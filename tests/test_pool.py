@@ -1,0 +1,95 @@
+"""The judging queue (ragdiff.core.pool): pool, order, progress, resume, corpus search, flags."""
+
+from __future__ import annotations
+
+import json
+
+from ragdiff.core.gold import load_gold
+from ragdiff.core.pool import JudgeQueue, Position, add_flag, read_flags, search_corpus
+from ragdiff.core.runs import load_run
+
+
+def queue_of(lesson, depth=3):
+    runs = [load_run(lesson["a"]), load_run(lesson["b"])]
+    return JudgeQueue.build(runs, load_gold(lesson["gold"]), depth=depth)
+
+
+def top(path, depth):
+    out = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        out[record["query_id"]] = [r["id"] if isinstance(r, dict) else r for r in record["results"]][:depth]
+    return out
+
+
+def test_the_pool_is_the_union_of_each_runs_top_depth_with_every_rank(lesson):
+    queue = queue_of(lesson, depth=2)
+    a, b = top(lesson["a"], 50), top(lesson["b"], 50)
+    for qid in ("q1", "q2", "q3", "q4"):
+        chunks = [e.chunk_id for e in queue.entries[qid]]
+        assert sorted(chunks) == sorted(set(a[qid][:2]) | set(b[qid][:2]))
+        for entry in queue.entries[qid]:  # the rank in each run at any depth, None where it is absent
+            assert entry.ranks == tuple(run.index(entry.chunk_id) + 1 if entry.chunk_id in run else None
+                                        for run in (a[qid], b[qid]))
+
+
+def test_unjudged_first_then_judged_and_progress(lesson):
+    queue = queue_of(lesson, depth=3)
+    # q1: policy-14 (gold) and policy-9 (not relevant) are judged; policy-2 and policy-31 are not
+    entries = [e.chunk_id for e in queue.entries["q1"]]
+    assert entries[:2] == ["policy-31", "policy-2"] or entries[:2] == ["policy-2", "policy-31"]
+    assert set(entries[2:]) == {"policy-14", "policy-9"}
+    assert queue.query_progress("q1") == (2, 4)
+    judged = sum(queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])
+    total = sum(len(queue.entries[q]) for q in queue.queries)
+    assert queue.progress() == (judged, total)
+
+
+def test_next_unjudged_walks_the_queries_and_comes_round_to_the_skipped(lesson):
+    queue = queue_of(lesson, depth=3)
+    order = [(q, e.chunk_id) for p in queue.positions() for q, e in [queue.entry_at(p)]
+             if not queue.is_judged(q, e.chunk_id)]
+    first = queue.next_unjudged()
+    assert queue.entry_at(first)[0] == order[0][0] and queue.entry_at(first)[1].chunk_id == order[0][1]
+    seen, at = [], first
+    for _ in range(len(order)):  # judge each in turn: every unjudged chunk once, in queue order
+        qid, entry = queue.entry_at(at)
+        seen.append((qid, entry.chunk_id))
+        queue.set_label(qid, entry.chunk_id, "not_relevant", 0)
+        at = queue.next_unjudged(at)
+    assert seen == order and at is None
+    # a skipped chunk comes back after the rest (round to the start)
+    queue.set_label(*order[0], None, None)
+    assert queue.next_unjudged(Position(len(queue.queries) - 1, 0)) == first
+
+
+def test_a_label_file_without_judgments(tmp_path, lesson):
+    gold = tmp_path / "empty.yaml"
+    gold.write_text("queries:\n  - id: q1\n    text: refund window for ebooks\n  - id: q2\n    text: x\n")
+    queue = JudgeQueue.build([load_run(lesson["a"]), load_run(lesson["b"])], load_gold(gold), depth=2)
+    assert queue.queries == ["q1", "q2"]
+    assert queue.progress() == (0, len(queue.entries["q1"]) + len(queue.entries["q2"]))
+    assert queue.next_unjudged() == Position(0, 0)
+
+
+def test_search_corpus_and_add_a_chunk_no_run_returned(lesson):
+    hits = search_corpus(lesson["corpus"], "CFO approves expenses")
+    assert {h.chunk_id for h in hits[:2]} == {"finance-3", "finance-4"}  # the two holding all three words
+    assert hits[0].score == 3 and all(h.score < 3 for h in hits[2:])
+    queue = queue_of(lesson, depth=1)
+    size = queue.query_progress("q1")[1]
+    position = queue.add("q1", "finance-4")
+    assert queue.entry_at(position)[1].chunk_id == "finance-4" and not queue.entry_at(position)[1].pooled
+    assert queue.query_progress("q1")[1] == size  # not part of the pool's count
+    assert queue.add("q1", "finance-4") == position
+
+
+def test_flags_round_trip(tmp_path):
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("queries: []\n")
+    assert read_flags(gold) == set()
+    add_flag(gold, "q1", "c'1", "tester")
+    add_flag(gold, "q2", "c2", "tester")
+    with (tmp_path / "gold.yaml.ragdiff-flags.jsonl").open("a") as handle:
+        handle.write('{"torn": ')
+    assert read_flags(gold) == {("q1", "c'1"), ("q2", "c2")}
