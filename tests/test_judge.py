@@ -164,7 +164,7 @@ async def test_review_opens_the_queue_for_the_query_on_screen(lesson, settled):
     app = lesson_app(lesson, reviewer="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settled(pilot)
-        await type_fast(pilot, "]", "]", "o")  # q3
+        await type_fast(pilot, "]", "]", "J")  # q3
         screen = pilot.app.screen
         assert isinstance(screen, JudgeScreen)
         qid, entry = screen.queue.entry_at(screen.position)

@@ -127,7 +127,7 @@ class ReviewApp(OrderedKeysApp):
                 tooltip="clear the search and go back to the query list"),
         _key("v", "searches", "searches", show=False, id="view.searches",
                 tooltip="an agent run's searches for this query: each search's query and what it returned"),
-        _key("o", "judge", "judge", id="view.judge",
+        _key("J", "judge", "judge", key_display="J", id="view.judge",
              tooltip="open the judging queue (ragdiff judge) over both runs' top 10 at this query: one key per "
                      "chunk, then the next unjudged chunk by itself"),
         _key("w", "which_k", "which k", id="view.which_k",

@@ -7,7 +7,7 @@ queries. The chunk text takes most of the screen, with the query's words marked,
 `ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
 (`ragdiff.app.session.LabelSession`), whose Changes come back to `mark_done`.
 
-The same screen opens from `ragdiff review` (key `o`) on the query on screen, sharing the review's writer.
+The same screen opens from `ragdiff review` (key `J`) on the query on screen, sharing the review's writer.
 """
 
 from __future__ import annotations
