@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def add_parser(subparsers) -> None:
-    labels = subparsers.add_parser("labels", help="the label file's history and upkeep (log, import, …)",
+    labels = subparsers.add_parser("labels", help="the label file's history and upkeep: log, import, add, snapshot, undo, stale",
                                    description="The label file's history and upkeep.")
     commands = labels.add_subparsers(dest="labels_command", metavar="COMMAND")
     commands.required = True
@@ -45,6 +46,161 @@ def add_parser(subparsers) -> None:
     imp.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
     _reviewer(imp)
     imp.set_defaults(handler=run_import)
+    add_edit_parsers(commands)
+
+
+def add_edit_parsers(commands) -> None:
+    add = commands.add_parser(
+        "add", help="append one query (a production failure) to the label file",
+        description="Append one query to the label file, after the last one, touching no other line: atomic, "
+                    "journaled (labels log shows it) and undone by labels undo. It has no labels yet: it counts "
+                    "as unanswerable until someone judges its chunks (ragdiff judge or review).")
+    add.add_argument("gold", type=Path, metavar="GOLD", help="the label file (ragdiff YAML)")
+    add.add_argument("text", metavar="TEXT", help="the query as a user typed it")
+    add.add_argument("--id", dest="query_id", metavar="Q", help="its id (default: the text is the id)")
+    add.add_argument("--regression", action="store_true",
+                     help="mark it regression: true (a written-down failure; diff --fail-on-regression guards it)")
+    add.add_argument("--tag", dest="tags", action="append", default=[], metavar="T", help="a tag (repeatable)")
+    add.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    _reviewer(add)
+    add.set_defaults(handler=run_add)
+
+    snap = commands.add_parser(
+        "snapshot", help="record the corpus path and sha256 in the label file",
+        description="Record `corpus: {path, sha256}` in the label file, the snapshot its labels refer to: only "
+                    "that entry changes (journaled, undone by labels undo). Scoring commands then warn, or with "
+                    "--strict-corpus stop, when given another corpus.")
+    snap.add_argument("gold", type=Path, metavar="GOLD", help="the label file (ragdiff YAML)")
+    snap.add_argument("--corpus", type=Path, required=True, help="the corpus JSONL the labels were made against")
+    snap.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    _reviewer(snap)
+    snap.set_defaults(handler=run_snapshot)
+
+    undo = commands.add_parser(
+        "undo", help="take back your last change to the label file (a mark, a query added, a snapshot)",
+        description="Take back this reviewer's last change to the label file, whichever it was: a mark (as u "
+                    "does in review), a query added or a snapshot recorded; byte for byte where its lines are "
+                    "as written. Another person's change is never taken back.")
+    undo.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
+    undo.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    _reviewer(undo)
+    undo.set_defaults(handler=run_undo)
+
+    stale = commands.add_parser(
+        "stale", help="queries not looked at for a while, or labelled against another corpus snapshot",
+        description="The queries whose labels are due for a re-read: last looked at (the later of their "
+                    "reviewed: date and their last mark in the journal) longer ago than --older-than, never "
+                    "looked at, or labelled against another corpus snapshot than the one at hand (--corpus, else "
+                    "the corpus the label file names) or than the one recorded since.")
+    stale.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
+    stale.add_argument("--older-than", type=_age, default=90, metavar="AGE",
+                       help="90d (default), 12w, 6m (30 days each) or 1y")
+    stale.add_argument("--corpus", type=Path, help="the corpus now in use (default: the one the label file names)")
+    stale.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    stale.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    stale.set_defaults(handler=run_stale)
+
+
+def _age(text: str) -> int:
+    from ragdiff.core.stale import parse_age
+
+    try:
+        return parse_age(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def run_stale(args: argparse.Namespace) -> int:
+    from datetime import datetime, timezone
+
+    from ragdiff.cli.common import recorded_corpus
+    from ragdiff.core.gold import file_sha256, load_gold
+    from ragdiff.core.provenance import history
+    from ragdiff.core.stale import CorpusCheck, snapshot_changed, stale_queries
+    from ragdiff.core.textio import check_file
+
+    gold = load_gold(args.gold, args.gold_format)
+    entries = history(args.gold)
+    corpus = args.corpus or recorded_corpus(gold)
+    actual = None
+    if corpus is not None and (args.corpus is not None or corpus.exists()):
+        check_file(corpus)
+        actual = file_sha256(corpus)
+    check = CorpusCheck(gold.corpus_sha256, actual, corpus, snapshot_changed(entries, gold.corpus_sha256))
+    today = datetime.now(timezone.utc).date()
+    stale = stale_queries(gold, entries, today, args.older_than, check)
+    total = gold.queries.height
+    if args.json:
+        print(json.dumps({
+            "file": str(args.gold), "today": today.isoformat(), "older_than_days": args.older_than,
+            "corpus": {"path": None if corpus is None else str(corpus), "recorded_sha256": gold.corpus_sha256,
+                       "sha256": actual, "snapshot_changed": None if check.snapshot_changed is None
+                       else check.snapshot_changed.isoformat()},
+            "queries": total,
+            "stale": [{"query_id": q.query_id, "text": q.text,
+                       "reviewed": None if q.reviewed is None else q.reviewed.isoformat(),
+                       "last_mark": None if q.last_mark is None else q.last_mark.isoformat(),
+                       "reasons": q.reasons} for q in stale],
+        }, ensure_ascii=False, indent=2))
+        return 0
+    print_stale(args.gold, stale, total, args.older_than)
+    return 0
+
+
+def print_stale(path: Path, stale: list, total: int, days: int) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core.visible import visible
+
+    console = table_console()
+    console.print(Text(visible(f"{path}: {len(stale)} of {total} queries due for a re-read (older than {days} days, "
+                               "never looked at, or another corpus snapshot)")), soft_wrap=True)
+    if not stale:
+        return
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for name in ("query", "last looked", "why"):
+        table.add_column(name, no_wrap=True)
+    for q in stale:
+        looked = q.last_looked.isoformat() if q.last_looked else "never"
+        table.add_row(Text(visible(q.query_id)), looked, Text(visible("; ".join(q.reasons))))
+    console.print(table)
+
+
+def _write(args: argparse.Namespace, action) -> int:
+    """Run one write on the label file; its refusals are bad input naming the file (exit 2)."""
+    labels = open_labels(args)
+    try:
+        result = action(labels)
+    except LABEL_ERRORS() as err:
+        raise InputError(args.gold, str(err)) from None
+    if result is None:
+        print(f"{args.gold}: nothing of yours to undo (reviewer {labels.reviewer})")
+        return 0
+    print(result.message)
+    return 0
+
+
+def run_add(args: argparse.Namespace) -> int:
+    return _write(args, lambda labels: labels.add_query(args.text, args.query_id, args.regression, args.tags))
+
+
+def run_snapshot(args: argparse.Namespace) -> int:
+    from ragdiff.core.gold import file_sha256
+    from ragdiff.core.textio import check_file
+
+    check_file(args.corpus)
+    sha256 = file_sha256(args.corpus)
+    # the path as the label file should say it: relative to the label file's folder when it can be
+    folder = Path(os.path.realpath(args.gold)).parent
+    corpus = Path(os.path.realpath(args.corpus))
+    path = os.path.relpath(corpus, folder) if corpus.is_relative_to(folder) else str(corpus)
+    return _write(args, lambda labels: labels.set_corpus(Path(path).as_posix(), sha256))
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    return _write(args, lambda labels: labels.undo(edits=True))
 
 
 def _reviewer(parser: argparse.ArgumentParser) -> None:
@@ -127,6 +283,8 @@ def _when(iso: str) -> str:
 def _from(entry: Entry) -> str:
     if entry.action == "undo":
         return "undo"
+    if entry.edit:
+        return "labels " + ("add" if entry.edit == "add_query" else "snapshot")
     parts = [entry.run or ""]
     if entry.rank is not None:
         parts.append(f"#{entry.rank}")
@@ -156,17 +314,24 @@ def print_log(path: Path, entries: list[Entry], query: str | None) -> None:
     people = sorted({e.who or "?" for e in entries})
     saved = sum(e.changed_file and e.undone_by is None and e.action == "mark" for e in entries)
     marks = sum(e.action == "mark" for e in entries)
-    undos = len(entries) - marks
+    edits = sum(e.action == "edit" for e in entries)
+    undos = len(entries) - marks - edits
     console.print(Text(visible(
-        f"{path}{scope}: {marks} mark{'' if marks == 1 else 's'}, {undos} undo{'' if undos == 1 else 's'} by {len(people)} "
+        f"{path}{scope}: {marks} mark{'' if marks == 1 else 's'}, "
+        + (f"{edits} edit{'' if edits == 1 else 's'}, " if edits else "")
+        + f"{undos} undo{'' if undos == 1 else 's'} by {len(people)} "
         f"{'person' if len(people) == 1 else 'people'} ({', '.join(people)}), {_when(entries[0].when)} → "
         f"{_when(entries[-1].when)} UTC; {saved} stand")), soft_wrap=True)
     table = Table(show_edge=False, box=None, pad_edge=False)
     for name in ("when (UTC)", "who", "query", "chunk", "was", "now", "from", ""):
         table.add_column(name, no_wrap=True)
     for e in entries:
-        table.add_row(*(Text(visible(str(v))) for v in (
-            _when(e.when), e.who or "?", e.query_id, e.chunk_id, e.before.word, e.after.word, _from(e), _note(e))))
+        if e.edit:  # a query added, a snapshot recorded (or one taken back): said in words across was → now
+            was, now = ("", e.summary) if e.action == "edit" else (e.summary, "taken back")
+            cells = (_when(e.when), e.who or "?", e.query_id or "—", "—", was, now, _from(e), _note(e))
+        else:
+            cells = (_when(e.when), e.who or "?", e.query_id, e.chunk_id, e.before.word, e.after.word, _from(e), _note(e))
+        table.add_row(*(Text(visible(str(v))) for v in cells))
     console.print(table)
 
 

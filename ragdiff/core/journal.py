@@ -3,7 +3,8 @@
 One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every line is fsync'd before the call
 returns. A write of the label file is bracketed by two lines:
 
-- an *op* line (``"type": "mark"`` or ``"type": "undo"``) written BEFORE the label file is replaced, holding
+- an *op* line (``"type": "mark"``, ``"undo"``, or ``"edit"`` for a change to the file beyond one chunk's
+  judgment: ``"edit": "add_query"`` or ``"corpus"``) written BEFORE the label file is replaced, holding
   everything needed to redo or undo it (query, chunk, label, grade, the previous label and grade, the
   sha256 of the file before and after, and a line patch that turns one into the other);
 - a ``"type": "saved"`` line written AFTER the rename (or ``"failed"`` when the write failed).
@@ -146,7 +147,7 @@ def replay(records: list[dict]) -> Replay:
     state = Replay()
     for rec in records:
         kind = rec.get("type")
-        if kind in ("mark", "undo") and "id" in rec:
+        if kind in ("mark", "undo", "edit") and "id" in rec:  # edit: a query added, the corpus snapshot recorded
             op = Op(rec)
             if rec.get("noop"):
                 op.status = "saved"  # nothing to write, nothing that can be lost

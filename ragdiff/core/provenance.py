@@ -37,6 +37,10 @@ class Entry:
     undone_by: str | None = None  # the undo op that took this mark back
     undoes: str | None = None  # for an undo: the mark it took back
     file: str | None = None  # the label file's name, as the journal recorded it
+    edit: str | None = None  # a change beyond one chunk: "add_query" | "corpus" (chunk_id is then "")
+    summary: str | None = None  # that change in words
+    corpus_sha256: str | None = None  # a snapshot edit: the sha256 it recorded, and the one before it
+    prev_corpus_sha256: str | None = None
 
     @property
     def changed_file(self) -> bool:
@@ -73,17 +77,31 @@ def history(label_path: str | Path, query_id: str | None = None) -> list[Entry]:
                 status = FAILED
             else:
                 status = {"saved": SAVED, "failed": FAILED, "dropped": DROPPED}.get(op.status, UNCONFIRMED)
+            edit = rec.get("edit")
             entries.append(Entry(
                 id=op.id, action=op.kind, when=str(rec.get("when", "")), who=rec.get("who"),
-                query_id=str(rec.get("query")), chunk_id=str(rec.get("chunk")),
+                query_id="" if rec.get("query") is None else str(rec["query"]),
+                chunk_id="" if edit else str(rec.get("chunk")),
                 before=judgment(rec.get("prev_label") or "none", rec.get("prev_grade")),
                 after=judgment(rec.get("label") or "none", rec.get("grade")),
                 run=rec.get("run"), rank=rec.get("rank"), status=status, undone_by=op.undone_by,
-                undoes=rec.get("undoes"), file=rec.get("file"),
+                undoes=rec.get("undoes"), file=rec.get("file"), edit=edit, summary=_summary(rec) if edit else None,
+                corpus_sha256=(rec.get("corpus") or {}).get("sha256"),
+                prev_corpus_sha256=(rec.get("prev_corpus") or {}).get("sha256"),
             ))
     if len(journals_of(label_path)) > 1:
         entries.sort(key=lambda e: e.when)
     return entries
+
+
+def _summary(rec: dict) -> str:
+    """A file-level edit in words: "query added: text (regression, tags: typo)", "corpus snapshot: …"."""
+    if rec["edit"] == "add_query":
+        extras = (["regression"] if rec.get("regression") else []) + \
+                 ([f"tags: {', '.join(rec['tags'])}"] if rec.get("tags") else [])
+        return f"query added: {rec.get('text')}" + (f" ({'; '.join(extras)})" if extras else "")
+    corpus = rec.get("corpus") or {}
+    return f"corpus snapshot: {corpus.get('path')} sha256 {str(corpus.get('sha256'))[:12]}…"
 
 
 # how a person's decision on a draft is named in the overturn report

@@ -18,9 +18,9 @@ from ragdiff.core.labels.atomic import TEMP_SUFFIX
 from ragdiff.core.labels.edits import yaml_id
 from ragdiff.core.labels.errors import LabelConflictError, LabelFormatError, LabelWriteError, UnknownQueryError
 from ragdiff.core.labels.marks import LABELS, UNJUDGED, Change, Judgment, Mark, judgment
-from ragdiff.core.labels.session import FORMATS, LabelFile
+from ragdiff.core.labels.session import FORMATS, Edit, LabelFile
 
 __all__ = [
-    "FORMATS", "LABELS", "TEMP_SUFFIX", "UNJUDGED", "Change", "Judgment", "LabelConflictError", "LabelFile",
+    "FORMATS", "LABELS", "TEMP_SUFFIX", "UNJUDGED", "Change", "Edit", "Judgment", "LabelConflictError", "LabelFile",
     "LabelFormatError", "LabelWriteError", "Mark", "UnknownQueryError", "judgment", "yaml_id",
 ]

@@ -123,6 +123,21 @@ class LabelDoc:
     def quote_style(self) -> str | None:
         return None
 
+    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
+        """The whole new text with one query appended (`labels add`). LabelFormatError when the format has
+        no place for it."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} cannot take a new query from ragdiff; expected the ragdiff YAML "
+                               "label file")
+
+    def plan_corpus(self, path: str, sha256: str) -> str:
+        """The whole new text with `corpus: {path, sha256}` recorded (`labels snapshot`)."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} has no place for a corpus snapshot; expected the ragdiff YAML "
+                               "label file")
+
     def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
         """The whole new text for one mark, and notes for the status sentence. LabelFormatError when the
         format cannot say it (or this file cannot take it cleanly)."""

@@ -436,6 +436,17 @@ class LabelFile:
         snap = self._snap
         for op in self._replay.unconfirmed():
             r = op.record
+            if "edit" in r:  # a query added or a snapshot recorded: the file's sha says which way it went
+                applied = snap.sha == r.get("after_sha256")
+                op.status, op.recovered = ("saved", True) if applied else ("failed", False)
+                self._deferred.append({"type": op.status, "id": op.id, "when": utc_now(),
+                                       **({"recovered": True} if applied else {"error": "not saved (found on restart)"})})
+                if applied and op.kind == "undo" and r.get("undoes") in self._replay.ops:
+                    self._replay.ops[r["undoes"]].undone_by = op.id
+                self.recovery_notes.append(f"{'undo of ' if op.kind == 'undo' else ''}{r['edit']} (journaled "
+                                           f"{r.get('when', '?')}) {'was saved' if applied else 'never reached'} "
+                                           f"{self.name}")
+                continue
             mark = _mark_of(r)
             if snap.sha == r.get("after_sha256"):
                 applied = True
@@ -480,21 +491,28 @@ class LabelFile:
 
     # ------------------------------------------------------------------ undo / retry
 
-    def undo(self) -> Change | None:
+    def undo(self, edits: bool = False) -> Change | Edit | None:
         """Revert the last mark not yet undone (repeatable; survives restarts through the journal).
 
         Byte for byte when the file still holds that mark's lines as written; otherwise the previous label
         is set again with the same care as a mark. LabelConflictError when the chunk's label has changed
-        since (someone else's edit is never undone).
+        since (someone else's edit is never undone). edits=True (`labels undo`): the last of this reviewer's
+        marks and file-level edits (a query added, a snapshot recorded), whichever came last.
         """
         # a mark that changed nothing stays in the journal as a record of what was looked at, but `u` means
         # "take back my last change": it goes to the last mark that changed the file
         # and only this reviewer's own: another person's mark is never taken back (the journal knows who)
         stack = [op for op in self._replay.undo_stack()
                  if not op.record.get("noop") and op.record.get("who") == self.reviewer]
+        if edits:  # `labels undo`: a query added or a snapshot recorded is one step back too, in journal order
+            stack = [op for op in self._replay.ops.values()
+                     if (op in stack or (op.kind == "edit" and op.status == "saved" and op.undone_by is None
+                                         and op.record.get("who") == self.reviewer))]
         if not stack:
             return None
         op = stack[-1]
+        if op.kind == "edit":
+            return self._undo_edit(op)
         r = op.record
         mark = _mark_of(r)
         prev_label = r.get("prev_label") or "none"
@@ -509,6 +527,135 @@ class LabelFile:
             )
         change = self._apply(back, kind="undo", undoes=op, unpatch=r.get("patch"))
         return dataclasses.replace(change, message="undid: " + change.message)
+
+    # ------------------------------------------------------------------ file-level edits
+
+    def add_query(self, text: str, query_id: str | None = None, regression: bool = False,
+                  tags: list[str] | tuple[str, ...] = ()) -> Edit:
+        """Append one query (`labels add`): atomic, journaled, undone by `undo(edits=True)`. Without an id
+        the text is the query's id, as the label file reads it."""
+        qid = query_id if query_id is not None else text
+        if not isinstance(text, str) or not text.strip():
+            raise LabelFormatError("a query needs its text; nothing was written")
+        if not qid.strip():
+            raise LabelFormatError("a query id must be a non-empty string; nothing was written")
+        tags = list(dict.fromkeys(tags))
+        if any(not t.strip() for t in tags):
+            raise LabelFormatError("a tag must be a non-empty word; nothing was written")
+
+        def plan(doc: LabelDoc) -> str:
+            if qid in doc.judg:
+                raise LabelFormatError(f"{self.name} already has query {qid!r}; nothing was written")
+            same = [q for q in doc.order if doc.texts.get(q) in (text, qid) or q == text]
+            if same:
+                raise LabelFormatError(f"{self.name} already has a query with this text ({same[0]!r}); nothing was "
+                                       "written")
+            return doc.plan_add_query(query_id, text, regression, tags)
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = old.state()
+            expected[qid] = {}
+            return (new.state() == expected and new.order == [*old.order, qid] and new.texts.get(qid) == text
+                    and new.regression.get(qid, False) == regression and new.tags.get(qid, []) == tags
+                    and new.corpus == old.corpus)
+
+        sentence = f"added query {qid!r}" + (f" ({text})" if query_id is not None else "")
+        return self._edit({"edit": "add_query", "query": qid, "text": text, "regression": regression,
+                           "tags": tags}, plan, check, sentence)
+
+    def set_corpus(self, path: str, sha256: str) -> Edit:
+        """Record the corpus snapshot (`labels snapshot`): `corpus: {path, sha256}`, nothing else changed."""
+        def plan(doc: LabelDoc) -> str:
+            if doc.corpus == (path, sha256):
+                return doc.text
+            return doc.plan_corpus(path, sha256)
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            return (new.state() == old.state() and new.order == old.order and new.texts == old.texts
+                    and new.corpus == (path, sha256))
+
+        prev = self._snap.doc.corpus
+        return self._edit({"edit": "corpus", "query": None, "corpus": {"path": path, "sha256": sha256},
+                           "prev_corpus": {"path": prev[0], "sha256": prev[1]}}, plan, check,
+                          f"corpus snapshot {path} sha256 {sha256[:12]}… recorded")
+
+    def _edit(self, what: dict, plan, check, sentence: str, undoes: Op | None = None) -> Edit:
+        """One change beyond a chunk's judgment, written like a mark: under the lock, re-read, planned by the
+        document class, re-read and checked, journaled before the rename, confirmed after it."""
+        with file_lock(self.path):
+            for _attempt in range(3):
+                snap = self._refresh(_NO_MARK, check=False)
+                new_text = plan(snap.doc)
+                if new_text == snap.text:
+                    return Edit(what["edit"], what.get("query"), f"{sentence}: already so, nothing to save", False)
+                try:
+                    new_doc = self._parse(new_text)
+                    ok = check(snap.doc, new_doc)
+                except LabelFormatError:
+                    ok = False
+                if not ok:
+                    raise LabelFormatError(f"cannot write this into {self.name} cleanly (the edited file would "
+                                           "not say exactly that); nothing was written")
+                new_raw = self._encode(new_text, snap.bom)
+                rec = {"type": "undo" if undoes is not None else "edit", **what, "id": uuid.uuid4().hex,
+                       "file": self.name, "who": self.reviewer, "when": utc_now(), "before_sha256": snap.sha,
+                       "after_sha256": sha(new_raw), "patch": _patch(snap.text, new_text)}
+                if undoes is not None:
+                    rec["undoes"] = undoes.id
+                try:
+                    self._journal(rec, _NO_MARK, None)
+                finally:  # an edit is not a mark to retry(): a failed one is simply not made
+                    self._pending = [(m, i) for m, i in self._pending if m is not _NO_MARK]
+                try:
+                    done = atomic_write(self.path, new_raw, snap.stat)
+                except LabelWriteError:
+                    self._journal_quiet({"type": "failed", "id": rec["id"], "when": utc_now(), "error": "write failed"})
+                    self._replay.ops[rec["id"]].status = "failed"
+                    raise
+                if not done:
+                    self._journal_quiet({"type": "failed", "id": rec["id"], "when": utc_now(),
+                                         "error": "changed on disk; re-applied"})
+                    self._replay.ops[rec["id"]].status = "failed"
+                    self._replay.ops[rec["id"]].retried_by = "-"
+                    continue
+                self._snap = _Snapshot(new_raw, sha(new_raw), done, snap.bom, new_text, new_doc)
+                self._journal_quiet({"type": "saved", "id": rec["id"], "when": utc_now()})
+                self._replay.ops[rec["id"]].status = "saved"
+                if undoes is not None:
+                    undoes.undone_by = rec["id"]
+                return Edit(what["edit"], what.get("query"), f"{sentence}, saved to {self.name}", True)
+        raise LabelConflictError(f"{self.name} keeps changing on disk; nothing was written")
+
+    def _undo_edit(self, op: Op) -> Edit:
+        """Take back a file-level edit: its lines as written, byte for byte, or a conflict (never a guess)."""
+        r = op.record
+        qid = r.get("query")
+
+        def plan(doc: LabelDoc) -> str:
+            if r["edit"] == "add_query" and (doc.judg.get(qid) or doc.drafts.get(qid)):
+                raise LabelConflictError(f"cannot undo adding query {qid!r}: it has labels since; take those back "
+                                         "first (nothing was written)")
+            back = _unpatch(doc.text, r["patch"])
+            if back is None:
+                raise LabelConflictError(f"cannot undo {r['edit']} in {self.name}: its lines have changed since; "
+                                         "nothing was written")
+            return back
+
+        if r["edit"] == "add_query":
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                expected = old.state()
+                if expected.pop(qid, None):  # judged since it was added: taking it back would lose judgments
+                    return False
+                return new.state() == expected and new.order == [q for q in old.order if q != qid]
+            sentence = f"undid: added query {qid!r}"
+        else:
+            prev = r.get("prev_corpus") or {}
+
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                return new.state() == old.state() and new.corpus == (prev.get("path"), prev.get("sha256"))
+            sentence = "undid: corpus snapshot"
+        what = {k: v for k, v in r.items() if k in ("edit", "query", "text", "corpus", "prev_corpus")}
+        return self._edit(what, plan, check, sentence, undoes=op)
 
     def retry(self) -> list[Change]:
         """Apply again every mark that is journaled but not in the file. Returns one Change each."""
@@ -531,6 +678,22 @@ class LabelFile:
             n += 1
         self._pending = []
         return n
+
+
+_NO_MARK = Mark("", "", "none")  # what a file-level edit passes where the journal helpers take a mark
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What a file-level edit did (a query added, the corpus snapshot recorded, or one taken back)."""
+
+    kind: str  # "add_query" | "corpus"
+    query_id: str | None
+    message: str
+    saved: bool
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _mark_of(r: dict) -> Mark:

@@ -13,11 +13,12 @@ tree read the same way and edited in JSON's own syntax.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ragdiff.core import vocab
 from ragdiff.core.labels.document import LabelDoc, check_unique_here, read_chunks, scalar_text
-from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start
+from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start, _reads_as_string
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.spans import (
     MappingNode,
@@ -287,6 +288,68 @@ class YamlLabelDoc(LabelDoc):
             return
         self.add_section_key(ed, entry, label, self.new_value(ed, chunk, label, grade))
 
+    # ------------------------------------------------------------------ file-level edits (YAML only)
+
+    def _top(self) -> dict[str, tuple[Node, Node]]:
+        root = to_node(self.root)
+        return {k.value: (k, v) for k, v in root.pairs if k.kind == "scalar"}
+
+    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
+        """`  - id: Q` / `    text: …` (and regression, tags) as new lines after the last query, in the
+        file's own indentation; without an id the text is the id (DESIGN's default)."""
+        if self.dialect != "yaml":
+            return super().plan_add_query(qid, text, regression, tags)
+        ed = self.editor()
+        _key, seq = self._top()["queries"]
+        fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
+        if regression:
+            fields.append(("regression", "true"))
+        if tags:
+            fields.append(("tags", "[" + ", ".join(ed.fmt_id(t) for t in tags) + "]"))
+        if seq.flow or not seq.items:
+            entry = "{" + ", ".join(f"{k}: {v}" for k, v in fields) + "}"
+            if seq.kind != "seq":
+                raise LabelFormatError('"queries" is not a list; nothing was written')
+            ed._flow_append(seq, seq.items, [n.end for n in seq.items], entry)
+            return ed.result()
+        last = seq.items[-1]
+        t = self.text
+        prefix = t[_line_start(t, last.start) : last.start]
+        if not prefix.rstrip(" \t").endswith("-") or prefix.strip(" \t-") != "":
+            raise LabelFormatError("the last query does not start its own `- ` line; nothing was written")
+        indent = " " * len(prefix)
+        lines = [prefix + f"{fields[0][0]}: {fields[0][1]}"] + [indent + f"{k}: {v}" for k, v in fields[1:]]
+        pos = _eol_after(t, content_end(t, last))
+        start, end, block = _insert_line(t, pos, ed.nl.join(lines), ed.nl)
+        ed.add(start, end, block)
+        return ed.result()
+
+    def plan_corpus(self, path: str, sha256: str) -> str:
+        """`corpus: {path: P, sha256: S}`: the value replaced where the key is, else a new first line before
+        `queries:` (comments above it stay above it)."""
+        if self.dialect != "yaml":
+            return super().plan_corpus(path, sha256)
+        ed = self.editor()
+        value = "{path: " + ed.fmt_id(path) + ", sha256: " + sha256 + "}"
+        top = self._top()
+        if "corpus" in top:
+            k, v = top["corpus"]
+            if v.is_null():
+                ed.fill_null(k, v, value)
+            elif v.kind == "scalar" or v.flow:
+                ed.add(v.start, content_end(self.text, v), value)
+            else:
+                raise LabelFormatError("the corpus entry is a block map; write it on one line as {path, sha256} "
+                                       "and run this again; nothing was written")
+            return ed.result()
+        key, _v = top["queries"]
+        root = to_node(self.root)
+        if root.flow:
+            raise LabelFormatError("the label file is one flow map; nothing was written")
+        start = _line_start(self.text, key.start)
+        ed.add(*_insert_line(self.text, start, "corpus: " + value, ed.nl))
+        return ed.result()
+
     def key_text(self, name: str) -> str:
         return name
 
@@ -318,6 +381,16 @@ class YamlLabelDoc(LabelDoc):
         _k, anchor = max(anchors, key=lambda kv: kv[0].start) if anchors else entry.pairs[-1]
         pos = _eol_after(t, content_end(t, anchor))
         ed.add(*_insert_line(t, pos, indent + name + ": " + value, ed.nl))
+
+
+# query text that YAML reads back as the same string when written plain (the writer re-reads to be sure)
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.,'()/+\-]*[A-Za-z0-9.)?]\Z|[A-Za-z0-9]\Z")
+
+
+def _text_scalar(ed: _Edits, text: str) -> str:
+    if ed.dialect == "yaml" and _PLAIN_TEXT.match(text) and "  " not in text and _reads_as_string(text):
+        return text
+    return ed.fmt_id(text)
 
 
 def graded_items(ed: _Edits, seq: Node, chunk: str, grade: int) -> bool:
