@@ -4,7 +4,8 @@
 
 Opens `ragdiff review sample_runs/bm25.jsonl sample_runs/dense.jsonl --gold sample_runs/gold.yaml
 --corpus sample_runs/corpus.jsonl` at 140×40 on a temporary copy (nothing in the repository is written but
-the pictures) and saves SVGs of the main screen, the hit→miss filter, the help screen and which k.
+the pictures) and saves SVGs of the main screen, the hit→miss filter, the help screen and which k; then
+`ragdiff judge bm25 dense` on a copy with the first three queries' judgments removed, after three decisions.
 
 Then writes `ragdiff report bm25 dense` to a temporary HTML file and has headless Chromium render it to
 PNGs (desktop width and phone width). Chromium is the Debian package `chromium`; this script installs it
@@ -52,6 +53,39 @@ async def shoot(folder: Path, out: Path, name: str, keys: list[str], title: str)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        app.save_screenshot(filename=name, path=str(out))
+        print(out / name)
+
+
+async def shoot_judge(folder: Path, out: Path, name: str = "judge.svg") -> None:
+    """`ragdiff judge` on a copy whose first three queries have no judgments: q01 half judged."""
+    import re
+
+    from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+
+    judge = folder / "judge"
+    judge.mkdir()
+    for file in FILES:
+        shutil.copy2(folder / file, judge / file)
+    lines, current, stripped = [], None, []
+    for line in (judge / "gold.yaml").read_text().splitlines(keepends=True):
+        match = re.match(r"  - id: (\S+)", line)
+        if match:
+            current = match.group(1)
+            if len(stripped) < 3:
+                stripped.append(current)
+        if not (current in stripped and re.match(r"    (gold|evidence|not_relevant|drafted):", line)):
+            lines.append(line)
+    (judge / "gold.yaml").write_text("".join(lines))
+    app = JudgeApp(JudgeInputs(runs=[judge / "bm25.jsonl", judge / "dense.jsonl"], gold=judge / "gold.yaml",
+                               corpus=judge / "corpus.jsonl", reviewer="screenshots"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        while not isinstance(app.screen, JudgeScreen):
+            await pilot.pause(0.05)
+        await settle(pilot)
+        for key in ("3", "1", "x"):  # json#0 gold ★3, json.JSONEncoder#1 gold ★1, json.dumps#0 not relevant
             await pilot.press(key)
             await settle(pilot)
         app.save_screenshot(filename=name, path=str(out))
@@ -119,6 +153,7 @@ def main() -> int:
         if args.only in (None, "review"):
             for name, keys, title in SHOTS:
                 asyncio.run(shoot(folder, args.out, name, keys, title))
+            asyncio.run(shoot_judge(folder, args.out))
         if args.only in (None, "report"):
             shoot_report(folder, args.out)
     return 0

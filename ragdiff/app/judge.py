@@ -125,13 +125,12 @@ class JudgeScreen(Screen):
     def show_position(self) -> None:
         queue = self.queue
         judged, total = queue.progress()
-        header = Text.assemble((" ragdiff judge ", "bold reverse"), "  ",
-                               f"{' + '.join(clean(n) for n in queue.run_names)} · {clean(self.label_name)} · "
-                               f"pool: top {queue.depth} of each run · ",
-                               (f"{judged}/{total} judged", "bold"),
+        # the progress first: at 80 or 100 columns the end of the line is what gets cut
+        header = Text.assemble((" ragdiff judge ", "bold reverse"), " ", (f"{judged}/{total} judged", "bold"),
                                f" ({judged / total:.0%})" if total else "",
                                f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
-                               no_wrap=True, end="", overflow="ellipsis")
+                               f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each · ",
+                               clean(self.label_name), no_wrap=True, end="", overflow="ellipsis")
         self.query_one("#judge-header", Static).update(header)
         pool = self.query_one(PoolList)
         view = self.query_one(ChunkView)
