@@ -111,7 +111,8 @@ class QrelsDoc(LabelDoc):
         return f"{qid} 0 {chunk} {g}"
 
     def _bad_id(self, s: str) -> bool:
-        return s == "" or any(ch.isspace() for ch in s)
+        """TREC qrels split on white space, skip `#` lines, and a NUL makes the file binary."""
+        return s == "" or any(ch.isspace() for ch in s) or s.startswith("#") or "\x00" in s
 
     def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
         if label == vocab.EVIDENCE:
@@ -210,7 +211,7 @@ class BeirDoc(QrelsDoc):
         return f"{qid}\t{chunk}\t{g}"
 
     def _bad_id(self, s: str) -> bool:
-        return s == "" or any(ch in s for ch in "\t\r\n") or (
+        return s == "" or any(ch in s for ch in "\t\r\n\x00") or s.strip() == "" or (
             s.lower().startswith("query-id") and self.frame.height == 0)
 
 

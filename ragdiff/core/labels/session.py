@@ -217,6 +217,12 @@ class LabelFile:
         q.pop(mark.chunk_id, None)
         if mark.label != "none":
             q[mark.chunk_id] = (mark.label, map_grade(mark.label, mark.grade))
+        if not new_text.strip():  # the loader refuses an empty file
+            raise LabelFormatError(f"removing {mark.chunk_id} would leave {self.name} empty, and an empty file is "
+                                   "not a gold set; nothing was written")
+        if "\x00" in new_text and "\x00" not in snap.text:  # the loader would call the file binary
+            raise LabelFormatError(f"cannot write {mark.chunk_id!r} into {self.name}: a NUL character makes it "
+                                   "a binary file; nothing was written")
         try:
             got = self._parse(new_text).state()
         except Exception as err:  # noqa: BLE001 - whatever the reader says, it is a refusal, not a save
