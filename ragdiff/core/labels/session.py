@@ -193,7 +193,7 @@ class LabelFile:
             return True  # gold without a grade keeps whatever grade it has
         return cur_g == map_grade(mark.label, mark.grade) or mark.label == "none"
 
-    def _plan(self, snap: _Snapshot, mark: Mark) -> tuple[str, list[str]]:
+    def _plan(self, snap: _Snapshot, mark: Mark) -> tuple[str, list[str], LabelDoc]:
         """The new text for this mark on this snapshot, verified; raises LabelFormatError."""
         doc = snap.doc
         qid, chunk, label, grade = mark.query_id, mark.chunk_id, mark.label, mark.grade
@@ -204,16 +204,14 @@ class LabelFile:
         notes = list(notes)
         if label == "gold" and grade is None and doc.graded(qid):
             notes.append("grade 1, the default for this graded set")
-        self._verify(snap, new_text, mark)
-        return new_text, notes
+        return new_text, notes, self._verify(snap, new_text, mark)
 
-    def _verify(self, snap: _Snapshot, new_text: str, mark: Mark) -> None:
+    def _verify(self, snap: _Snapshot, new_text: str, mark: Mark) -> LabelDoc:
         """Re-read the edited text with the loader's own reader: it must hold exactly the old judgments
-        with this one change, or nothing is written (what ragdiff writes, ragdiff reads back as written)."""
-        expected = snap.doc.state()
-        if mark.query_id not in expected:
-            expected[mark.query_id] = {}
-        q = expected[mark.query_id]
+        with this one change, or nothing is written (what ragdiff writes, ragdiff reads back as written).
+        Returns the document of the new text (the next snapshot's)."""
+        old = snap.doc
+        q = {c: (lv, g) for c, (lv, g, _line) in old.judg.get(mark.query_id, {}).items()}
         q.pop(mark.chunk_id, None)
         if mark.label != "none":
             q[mark.chunk_id] = (mark.label, map_grade(mark.label, mark.grade))
@@ -223,8 +221,21 @@ class LabelFile:
         if "\x00" in new_text and "\x00" not in snap.text:  # the loader would call the file binary
             raise LabelFormatError(f"cannot write {mark.chunk_id!r} into {self.name}: a NUL character makes it "
                                    "a binary file; nothing was written")
+        fast = old.reparse(new_text, mark.query_id) if hasattr(old, "reparse") else None
+        if fast is not None:
+            # only this query's entry was read again; every other entry is the same bytes, reused
+            got_q = {c: (lv, g) for c, (lv, g, _line) in fast.judg[mark.query_id].items()}
+            if got_q != q:
+                raise LabelFormatError(
+                    f"cannot write {mark.chunk_id} → {word(mark.label)} for {mark.query_id} into {self.name} "
+                    "cleanly (the edited file would not say exactly that); nothing was written"
+                )
+            return fast
+        expected = old.state()
+        expected[mark.query_id] = q
         try:
-            got = self._parse(new_text).state()
+            got_doc = self._parse(new_text)
+            got = got_doc.state()
         except Exception as err:  # noqa: BLE001 - whatever the reader says, it is a refusal, not a save
             raise LabelFormatError(f"cannot write this mark into {self.name} cleanly ({err}); nothing was written") from None
         if isinstance(snap.doc, QrelsDoc):
@@ -239,6 +250,7 @@ class LabelFile:
                 f"cannot write {mark.chunk_id} → {word(mark.label)} for {mark.query_id} into {self.name} "
                 "cleanly (the edited file would not say exactly that); nothing was written"
             )
+        return got_doc
 
     def _sentence(self, mark: Mark, prev: tuple[str, int | None], notes: list[str], saved: bool) -> str:
         what = word(mark.label)
@@ -298,12 +310,12 @@ class LabelFile:
                 cand = _unpatch(snap.text, unpatch)
                 if cand is not None:
                     try:
-                        self._verify(snap, cand, mark)
+                        new_doc = self._verify(snap, cand, mark)
                         new_text = cand
                     except LabelFormatError:
                         new_text = None
             if new_text is None:
-                new_text, notes = self._plan(snap, mark)
+                new_text, notes, new_doc = self._plan(snap, mark)
             new_raw = self._encode(new_text, snap.bom)
             rec = {
                 "type": kind,
@@ -339,7 +351,7 @@ class LabelFile:
                 self._replay.ops[rec["id"]].status = "failed"
                 self._replay.ops[rec["id"]].retried_by = "-"
                 continue
-            self._snap = _Snapshot(new_raw, sha(new_raw), done, snap.bom, new_text, self._parse(new_text))
+            self._snap = _Snapshot(new_raw, sha(new_raw), done, snap.bom, new_text, new_doc)
             self._journal_quiet({"type": "saved", "id": rec["id"], "when": utc_now()})
             op = self._replay.ops[rec["id"]]
             op.status = "saved"

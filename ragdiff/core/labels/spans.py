@@ -175,14 +175,16 @@ def check_unique(text: str, node, json_style: bool = False) -> None:
             seen.add(k.value)
 
 
-def to_node(root) -> Node:
-    """A PyYAML subtree as Nodes (what the span editor works on), iteratively."""
+def to_node(root, shift: int = 0) -> Node:
+    """A PyYAML subtree as Nodes (what the span editor works on), iteratively; `shift` is added to every
+    position (a subtree composed from a fragment of the text, see YamlLabelDoc.reparse)."""
 
     def make(n) -> Node:
         cls = n.__class__
         if cls is ScalarNode:
-            return Node("scalar", n.start_mark.index, n.end_mark.index, value=n.value, style=n.style or None)
-        return Node("seq" if cls is SequenceNode else "map", n.start_mark.index, n.end_mark.index,
+            return Node("scalar", n.start_mark.index + shift, n.end_mark.index + shift, value=n.value,
+                        style=n.style or None)
+        return Node("seq" if cls is SequenceNode else "map", n.start_mark.index + shift, n.end_mark.index + shift,
                     flow=bool(n.flow_style))
 
     out = make(root)

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from ragdiff.core import vocab
+from ragdiff.core.errors import InputError
 from ragdiff.core.labels.document import LabelDoc, check_unique_here, read_chunks, scalar_text
 from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start, _reads_as_string
 from ragdiff.core.labels.errors import LabelFormatError
@@ -32,6 +33,7 @@ from ragdiff.core.labels.spans import (
 )
 
 SECTIONS = ((vocab.GOLD, 1), (vocab.EVIDENCE, 1), (vocab.NOT_RELEVANT, 0))  # (key, default grade)
+_DASH = re.compile(r"[ \t]*-[ \t]+")
 _TRUE = ("true", "yes", "on", "1")
 _FALSE = ("false", "no", "off", "0")
 
@@ -59,6 +61,16 @@ def map_grade(label: str, grade: int | None) -> int:
 
 def quote_counts(nodes) -> str | None:
     """The quote style most used among the scalars under these (PyYAML) nodes (None when none is quoted)."""
+    return preferred(count_quotes(nodes))
+
+
+def preferred(counts: dict[str, int]) -> str | None:
+    if not any(counts.values()):
+        return None
+    return "'" if counts["'"] > counts['"'] else '"'
+
+
+def count_quotes(nodes) -> dict[str, int]:
     counts = {"'": 0, '"': 0}
     stack = list(nodes)
     while stack:
@@ -73,9 +85,7 @@ def quote_counts(nodes) -> str | None:
             for k, v in n.value:
                 stack.append(k)
                 stack.append(v)
-    if not any(counts.values()):
-        return None
-    return "'" if counts["'"] > counts['"'] else '"'
+    return counts
 
 
 def is_label_file(root, json_style: bool) -> bool:
@@ -105,7 +115,8 @@ class YamlLabelDoc(LabelDoc):
             except ParseError as err:
                 raise self.parse_error(err) from None
         self.root = root
-        self.entries: dict[str, Node] = {}
+        self.entries: dict = {}  # qid -> its PyYAML entry node
+        self.shift: dict[str, int] = {}  # qid -> what to add to its nodes' positions (after a reparse)
         self._read()
 
     def _read(self) -> None:
@@ -225,7 +236,74 @@ class YamlLabelDoc(LabelDoc):
 
     def entry(self, qid: str) -> Node:
         """The query's entry as Nodes, for the span editor."""
-        return to_node(self.entries[qid])
+        return to_node(self.entries[qid], self.shift.get(qid, 0))
+
+    def reparse(self, new_text: str, qid: str) -> YamlLabelDoc | None:
+        """The document of `new_text` when it differs from this one only inside query `qid`'s entry, read
+        without composing the whole file again: the entry's lines are composed on their own (as the one
+        item of a `queries:` list) and every other entry is reused, its positions shifted. None when that
+        cannot be shown to read the same as a whole parse (the caller then parses the whole text).
+
+        Why it reads the same: everything before the entry's `- ` line and after its last line is
+        byte-identical; the entry starts on its own dash line; the first line after it that is not blank
+        or a comment is indented no deeper than the dash (so no new content can reach into it); and the
+        edited lines compose, alone, to exactly one entry with this id."""
+        if type(self) is not YamlLabelDoc:
+            return None
+        t = self.text
+        entry = self.entry(qid)
+        ls = _line_start(t, entry.start)
+        dash = t[ls : entry.start]
+        if not _DASH.fullmatch(dash):
+            return None
+        le = _eol_after(t, content_end(t, entry))
+        prefix_len, suffix_len = ls, len(t) - le
+        if len(new_text) < prefix_len + suffix_len or new_text[:ls] != t[:ls] or \
+                (suffix_len and new_text[-suffix_len:] != t[le:]):
+            return None
+        region = new_text[ls : len(new_text) - suffix_len]
+        if not region.startswith(dash) or (suffix_len and not region.endswith("\n")):
+            return None
+        column = len(dash) - len(dash.lstrip(" \t"))
+        for line in t[le : le + 4096].split("\n"):
+            body = line.strip()
+            if body and not body.startswith("#"):
+                if len(line) - len(line.lstrip(" \t")) > column:
+                    return None
+                break
+        head = "queries:\n"
+        try:
+            part = YamlLabelDoc(self.path, head + region)
+        except (InputError, ValueError):
+            return None
+        if part.order != [qid]:
+            return None
+        new = object.__new__(YamlLabelDoc)
+        new.__dict__.update(self.__dict__)
+        new.text, new._lines = new_text, None
+        new.entries = dict(self.entries)
+        new.entries[qid] = part.entries[qid]
+        new.judg = dict(self.judg)
+        base = t.count("\n", 0, ls) - 1  # the fragment's line 2 is the entry's first line
+        new.judg[qid] = {c: (lv, g, None if line is None else line + base) for c, (lv, g, line) in part.judg[qid].items()}
+        new.texts = dict(self.texts)
+        new.texts[qid] = part.texts[qid]
+        new.regression = dict(self.regression)
+        new.regression[qid] = part.regression[qid]
+        if getattr(self, "_quotes", None) is not None:
+            old_q, new_q = count_quotes(self._section_values([qid])), count_quotes(part._section_values([qid]))
+            new._quotes = {k: self._quotes[k] - old_q[k] + new_q[k] for k in self._quotes}
+        delta = len(region) - (le - ls)
+        new.shift = dict(self.shift)
+        new.shift[qid] = ls - len(head)
+        if delta:
+            after = False
+            for q in self.order:
+                if after:
+                    new.shift[q] = new.shift.get(q, 0) + delta
+                elif q == qid:
+                    after = True
+        return new
 
     def sec_nodes(self, qid: str, entry: Node | None = None) -> dict[str, tuple[Node, Node]]:
         entry = entry or self.entry(qid)
@@ -237,9 +315,16 @@ class YamlLabelDoc(LabelDoc):
                 return v.__class__ is MappingNode
         return False
 
+    def _section_values(self, qids):
+        return (v for q in qids for k, v in self.entries[q].value
+                if k.__class__ is ScalarNode and k.value in _SECTION_NAMES)
+
     def quote_style(self) -> str | None:
-        return quote_counts(v for q in self.order for k, v in self.entries[q].value
-                            if k.__class__ is ScalarNode and k.value in _SECTION_NAMES)
+        """The quote style most used in the label sections (counted once per document: a reparse adjusts
+        the counts by the one entry it read again)."""
+        if getattr(self, "_quotes", None) is None:
+            self._quotes = count_quotes(self._section_values(self.order))
+        return preferred(self._quotes)
 
     def editor(self) -> _Edits:
         return _Edits(self.text, self.dialect, self.quote_style(), ascii_only=self.text.isascii())
