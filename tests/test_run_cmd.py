@@ -176,3 +176,30 @@ def test_a_run_refused_after_saving_leaves_no_file_and_no_row(tmp_path, capsys, 
     code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--corpus", other, "--", *retriever("replay"))
     assert code == 2 and "none of its" in err and "Traceback" not in err
     nothing_written(tmp_path, logged, 1)
+
+
+def test_the_readme_ci_example_uses_real_options():
+    """Every ragdiff command line in README's GitHub Actions job parses (an option renamed later fails here)."""
+    import re
+    import shlex
+
+    import yaml
+
+    from ragdiff.cli.main import build_parser
+
+    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(name: retrieval\n.*?)```", readme, re.S).group(1)
+    steps = yaml.safe_load(block)["jobs"]["eval"]["steps"]
+    lines = [line.strip() for step in steps for line in step.get("run", "").replace("\\\n", " ").splitlines()]
+    commands = [shlex.split(line) for line in lines if line.startswith("ragdiff ")]
+    assert {c[1] for c in commands} == {"run", "diff", "report"}
+    parser = build_parser()
+    for argv in commands:
+        argv = argv[1:]
+        for op in (">", "|", "&&", ";"):  # the shell's part of the line
+            argv = argv[:argv.index(op)] if op in argv else argv
+        if argv[0] == "run":
+            argv = argv[:argv.index("--")]
+        parser.parse_args(argv)  # exits 2 on an unknown option
+    diff = next(c for c in commands if c[1] == "diff")
+    assert "--markdown" in diff and "--fail-on-regression" in diff
