@@ -108,6 +108,15 @@ class LabelDoc:
             return ("none", None) if draft is None else (vocab.DRAFTED, draft[0])
         return (hit[0], hit[1])
 
+    # what a document holds per query besides its judgments (a reparse of one entry refreshes each)
+    PER_QUERY = ("texts", "regression", "tags", "retrieval", "reviewed", "drafts")
+
+    def state_of(self, qid: str) -> dict[str, tuple[str, int]]:
+        """{chunk: (level, grade)} of one query, drafts included (what `state` says for it)."""
+        out = {c: (lv, g) for c, (lv, g, _line) in self.judg.get(qid, {}).items()}
+        out.update((c, (vocab.DRAFTED, g)) for c, (g, _line) in self.drafts.get(qid, {}).items())
+        return out
+
     def state(self) -> dict[str, dict[str, tuple[str, int]]]:
         """{qid: {chunk: (level, grade)}} in file order, drafts included: what verification compares."""
         out = {q: {c: (lv, g) for c, (lv, g, _line) in self.judg[q].items()} for q in self.order}

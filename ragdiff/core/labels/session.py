@@ -211,7 +211,7 @@ class LabelFile:
         with this one change, or nothing is written (what ragdiff writes, ragdiff reads back as written).
         Returns the document of the new text (the next snapshot's)."""
         old = snap.doc
-        q = {c: (lv, g) for c, (lv, g, _line) in old.judg.get(mark.query_id, {}).items()}
+        q = old.state_of(mark.query_id)
         q.pop(mark.chunk_id, None)
         if mark.label != "none":
             q[mark.chunk_id] = (mark.label, map_grade(mark.label, mark.grade))
@@ -224,7 +224,7 @@ class LabelFile:
         fast = old.reparse(new_text, mark.query_id) if hasattr(old, "reparse") else None
         if fast is not None:
             # only this query's entry was read again; every other entry is the same bytes, reused
-            got_q = {c: (lv, g) for c, (lv, g, _line) in fast.judg[mark.query_id].items()}
+            got_q = fast.state_of(mark.query_id)
             if got_q != q:
                 raise LabelFormatError(
                     f"cannot write {mark.chunk_id} → {word(mark.label)} for {mark.query_id} into {self.name} "

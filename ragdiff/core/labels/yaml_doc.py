@@ -286,10 +286,13 @@ class YamlLabelDoc(LabelDoc):
         new.judg = dict(self.judg)
         base = t.count("\n", 0, ls) - 1  # the fragment's line 2 is the entry's first line
         new.judg[qid] = {c: (lv, g, None if line is None else line + base) for c, (lv, g, line) in part.judg[qid].items()}
-        new.texts = dict(self.texts)
-        new.texts[qid] = part.texts[qid]
-        new.regression = dict(self.regression)
-        new.regression[qid] = part.regression[qid]
+        for name in self.PER_QUERY:  # text, tags, drafts, ... of the re-read entry; every other query's as is
+            mine, theirs = dict(getattr(self, name)), getattr(part, name)
+            if qid in theirs:
+                mine[qid] = theirs[qid]
+            else:
+                mine.pop(qid, None)
+            setattr(new, name, mine)
         if getattr(self, "_quotes", None) is not None:
             old_q, new_q = count_quotes(self._section_values([qid])), count_quotes(part._section_values([qid]))
             new._quotes = {k: self._quotes[k] - old_q[k] + new_q[k] for k in self._quotes}
