@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
+import yaml
 
 from ragdiff.cli.main import main
 
@@ -33,7 +33,7 @@ def corpus_text() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def raw_gold() -> list[dict]:
     with (SAMPLE / "gold.yaml").open(encoding="utf-8") as fh:
-        return YAML(typ="safe").load(fh)["queries"]
+        return yaml.safe_load(fh)["queries"]
 
 
 def _ids(value) -> dict[str, int]:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import SAMPLE_RUNS
 
-HEAVY = ("polars", "numpy", "rich", "textual", "ruamel", "pyarrow")
+HEAVY = ("polars", "numpy", "rich", "textual", "yaml", "pyarrow")
 
 # runs the CLI the way the console script does, then reports which heavy top-level packages got imported
 PROBE = f"""
