@@ -1,7 +1,7 @@
 """`ragdiff judge`: the judging queue over the pooled runs (DESIGN: "Judging the pool").
 
-One key per decision (0 not relevant, 1–3 gold with that grade, g gold, e evidence, x not relevant, s skip,
-! flag for a second opinion); after each the queue moves to the next unjudged chunk by itself, across
+One key per decision (0 not relevant, 1–3 gold with that grade, g gold, e evidence, x not relevant, a accept
+the model's draft, s skip, ! flag for a second opinion); after each the queue moves to the next unjudged chunk by itself, across
 queries. The chunk text takes most of the screen, with the query's words marked, and scrolls (j/k, space).
 `/` searches the corpus for a chunk no run returned. The queue itself (pool, order, progress, resume) is
 `ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
@@ -54,6 +54,9 @@ class JudgeScreen(Screen):
             tooltip="evidence (supports a step of the answer), then the next unjudged chunk"),
         key("x", "decide('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="judge.not_relevant",
             tooltip="not relevant, then the next unjudged chunk"),
+        # not in the key bar: it matters only on a drafted chunk, whose title then says "a accepts"
+        key("a", "accept", "accept draft", show=False, id="judge.accept",
+            tooltip="accept the model's drafted label (☆n: gold with grade n; ☆0: not relevant)"),
         key("s", "skip", "skip", id="judge.skip", tooltip="leave it unjudged for now; it comes back at the end"),
         key("exclamation_mark", "flag", "flag", key_display="!", id="judge.flag",
             tooltip="flag for a second opinion (kept beside the label file); it stays unjudged"),
@@ -153,7 +156,8 @@ class JudgeScreen(Screen):
         level, grade = self.queue.label_of(qid, entry.chunk_id)
         judged = self.queue.is_judged(qid, entry.chunk_id)
         word = vocab.word(level, grade) if judged else (
-            "decided, saving…" if (qid, entry.chunk_id) in self.queue.in_flight else vocab.word(None))
+            "decided, saving…" if (qid, entry.chunk_id) in self.queue.in_flight else
+            f"{vocab.word(level, grade)} · a accepts" if level == vocab.DRAFTED else vocab.word(None))
         if (qid, entry.chunk_id) in self.queue.flagged:
             word += " · flagged"
         if entry.pooled:
@@ -205,6 +209,15 @@ class JudgeScreen(Screen):
         self.queue.in_flight.add((target.query_id, target.chunk_id))
         self.session.mark(target, label, grade)
         self._advance(f"{clean(target.chunk_id)}: {vocab.word(label, grade)} · saving …")
+
+    def action_accept(self) -> None:
+        """The draft's own grade as the decision (one key); any other decision key overrides it."""
+        target = self._target()
+        decision = None if target is None else self.queue.accepting(target.query_id, target.chunk_id)
+        if decision is None:
+            self.set_status("no drafted label here to accept: decide with 0-3, g, e or x")
+            return
+        self.action_decide(*decision)
 
     def action_skip(self) -> None:
         target = self._target()

@@ -68,6 +68,9 @@ class JudgeQueue:
                 (run.query_text[qid] for run in runs if qid in run.query_text), qid)
         labels = {(q, c): (lv, g) for q, c, lv, g in
                   gold.judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
+        # a model's proposals: shown as such, still waiting for a person (is_judged says no)
+        labels.update(((q, c), (vocab.DRAFTED, g)) for q, c, g in
+                      gold.drafts.select("query_id", "chunk_id", "grade").iter_rows())
         frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
         # the pool: every run's top `depth`, each chunk once per query
         pool = pl.concat([f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames]).unique()
@@ -101,6 +104,19 @@ class JudgeQueue:
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
         return self.labels.get((query_id, chunk_id), (None, None))
+
+    def proposal(self, query_id: str, chunk_id: str) -> int | None:
+        """The drafted grade a model proposed for this chunk, while no person has judged it."""
+        kind, grade = self.labels.get((query_id, chunk_id), (None, None))
+        return grade if kind == vocab.DRAFTED else None
+
+    def accepting(self, query_id: str, chunk_id: str) -> tuple[str, int | None] | None:
+        """The decision that accepts the draft (a mark with its grade: gold ☆n -> gold n, ☆0 -> not relevant);
+        None when the chunk has no draft."""
+        grade = self.proposal(query_id, chunk_id)
+        if grade is None:
+            return None
+        return (vocab.GOLD, grade) if grade > 0 else (vocab.NOT_RELEVANT, None)
 
     def progress(self) -> tuple[int, int]:
         """(judged, pooled) over the whole pool: the `N/M judged` line."""
@@ -163,7 +179,7 @@ class JudgeQueue:
     def set_label(self, query_id: str, chunk_id: str, kind: str | None, grade: int | None) -> None:
         """A Change's `after`: the chunk's judgment now (kind unjudged or None: no judgment)."""
         self.in_flight.discard((query_id, chunk_id))
-        if kind is None or not vocab.kind_of(kind).judged:
+        if kind is None or not (vocab.kind_of(kind).judged or kind == vocab.DRAFTED):  # undo may bring a draft back
             self.labels.pop((query_id, chunk_id), None)
         else:
             self.labels[(query_id, chunk_id)] = (kind, grade)
