@@ -17,6 +17,8 @@ TREC_TO_RAGDIFF = {
     "recip_rank": "mrr",
     "ndcg_cut_5": "ndcg@5", "ndcg_cut_10": "ndcg@10", "ndcg_cut_100": "ndcg@100", "ndcg_cut_1000": "ndcg@1000",
     "unj_5": "judged@5", "unj_10": "judged@10", "unj_20": "judged@20",
+    "map": "map", "map_cut_5": "map@5", "map_cut_10": "map@10", "map_cut_100": "map@100", "map_cut_1000": "map@1000",
+    "Rprec": "rprec", "ndcg": "ndcg", "bpref": "bpref",
 }
 
 # (expected output, qrels, run, threshold, topics whose unj differs by design: DESIGN.md's judged@k divides by

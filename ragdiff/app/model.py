@@ -124,13 +124,6 @@ class Header:
     by_hand: bool = False  # under 30 scored queries: no verdict, read the flips by hand
 
 
-def _label(metric: Metric) -> str:
-    names = {"recall": "recall", "mrr": "MRR", "ndcg": "nDCG", "precision": "P", "judged": "judged",
-             "recall_frac": "recall_frac"}
-    base = names.get(metric.family, metric.family)
-    return base if metric.k is None else f"{base}@{metric.k}"
-
-
 def header_metrics(k: int, depth: int) -> list[Metric]:
     """What the header shows: recall at k, ordering, graded gain, padding, label coverage, and recall at depth."""
     out = [Metric("recall", k), Metric("mrr"), Metric("ndcg", k), Metric("precision", k), Metric("judged", k)]
@@ -472,14 +465,14 @@ class ReviewModel:
             a = self.eval_a.means.get(metric.name, math.nan)
             b = self.eval_b.means.get(metric.name, math.nan)
             delta = b - a if not (math.isnan(a) or math.isnan(b)) else math.nan
-            exact = metric.family == "recall"
+            exact = metric.spec.counts_queries
             if exact and metric.k == self.settings.k:
                 worth = float(len(self.miss_to_hit) - len(self.hit_to_miss))
             else:
                 worth = delta * scored if not math.isnan(delta) else math.nan
             p_value, verdict = verdicts.get(metric.name, (None, None))
-            lines.append(MetricLine(metric.name, _label(metric), a, b, delta, worth, exact,
-                                    percent=metric.family == "judged", p_value=p_value, verdict=verdict))
+            lines.append(MetricLine(metric.name, metric.label, a, b, delta, worth, exact,
+                                    percent=metric.spec.percent, p_value=p_value, verdict=verdict))
         notes = []
         for run, ev in ((self.run_a, self.eval_a), (self.run_b, self.eval_b)):
             if ev.queries.missing_from_run:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 # polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
 # --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
+from ragdiff.core import fmt
 from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 from ragdiff.core.vocab import SCORING_LEVELS
@@ -211,10 +212,8 @@ def warn(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def fmt_value(value: float | None, digits: int = 4) -> str:
-    if value is None or value != value:
-        return "—"
-    return f"{value:.{digits}f}"
+def fmt_value(value: float | None, digits: int = fmt.EVAL_DIGITS) -> str:
+    return fmt.number(value, digits)
 
 
 def is_tty() -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
 from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, paired_tests
@@ -99,14 +100,14 @@ class MetricDiff:
     def verdict_words(self) -> str:
         """For a report's verdict column: the short verdict, except that judged@k is label coverage, not
         quality, so its words say what a change in coverage means."""
-        if self.metric.family == "judged":
+        if not self.metric.spec.quality:
             return JUDGED_VERDICT_WORDS.get(self.verdict, self.short_verdict)
         return self.short_verdict
 
     @property
     def is_quality_change(self) -> bool:
         """A real gain or drop of a quality metric (what a report highlights)."""
-        return self.verdict in ("gain", "drop") and self.metric.family != "judged"
+        return self.verdict in ("gain", "drop") and self.metric.spec.quality
 
 
 VERDICT_WORDS = {
@@ -203,7 +204,7 @@ class Diff:
     @property
     def significant_drops(self) -> list[MetricDiff]:
         """Quality metrics that dropped with p < alpha (judged@k is label coverage, not quality)."""
-        return [m for m in self.metrics if m.verdict == "drop" and m.metric.family != "judged"]
+        return [m for m in self.metrics if m.verdict == "drop" and m.metric.spec.quality]
 
     def failures(self) -> list[str]:
         """Why `--fail-on-regression` fails: one line per reason; empty when it passes."""
@@ -226,34 +227,14 @@ class Diff:
 # formatting shared with the CLI
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
-    if value is None or value != value:
-        return "—"
-    return f"{value:.{digits}f}"
-
-
-def _signed(value: float | None, digits: int = 3) -> str:
-    if value is None or value != value:
-        return "—"
-    if abs(value) < 0.5 * 10 ** -digits:
-        return f"{0.0:.{digits}f}"
-    return f"{value:+.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None or value != value else f"{value:.0%}"
-
-
-def _fmt_p(p: float | None) -> str:
-    if p is None or p != p:
-        return "—"
-    if p < 0.001:
-        return "<0.001" if p < 0.0005 else f"{p:.4f}"
-    return f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+_fmt = fmt.number
+_signed = fmt.signed
+_pct = fmt.percent
+_fmt_p = fmt.p_value
 
 
 def _is_count_metric(metric: Metric) -> bool:
-    return metric.family == "recall"
+    return metric.spec.counts_queries
 
 
 def _worth(m: MetricDiff) -> str:
@@ -425,7 +406,7 @@ def _summary(m: MetricDiff) -> str:
     p = f"p {p}" if p.startswith("<") else f"p = {p}"
     if m.p_adjusted is not None:
         p += f" ({m.adjustment}-adjusted; raw {_fmt_p(m.p_value)})"
-    if m.metric.family == "judged":
+    if m.metric.spec.percent:
         return f"{m.name} A {_pct(m.a)} B {_pct(m.b)} ({_signed(m.delta * 100, 0)} points), {p}"
     if _is_count_metric(m.metric):
         return f"{m.name} {_signed(m.delta)} = {_worth(m)}, {p}"
@@ -437,7 +418,7 @@ def _tail(m: MetricDiff) -> str:
         return ""
     if m.verdict == "by hand":
         return f": no verdict under {MIN_QUERIES_FOR_VERDICT} queries — read them by hand"
-    if m.metric.family == "judged":
+    if not m.metric.spec.quality:  # label coverage (judged@k): which run's scores may be understated
         return {
             "gain": ": B shows more labelled chunks; A's scores may be understated",
             "drop": ": B shows more unlabelled chunks; its scores may be understated — label them",

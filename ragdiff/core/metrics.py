@@ -1,20 +1,30 @@
-"""The metric engine: per-query values as polars expressions, means over the scored queries.
+"""The metric engine: one table of metric specifications (`SPECS`), per-query values as polars expressions,
+means over the scored queries.
 
-| name            | definition                                                            | trec_eval   |
-| recall@k        | 1 if any relevant chunk is in the top k                              | success_k   |
-| recall_frac@k   | relevant in the top k / relevant labelled                            | recall_k    |
-| precision@k     | relevant in the top k / k                                            | P_k         |
-| mrr, mrr@k      | 1 / rank of the first relevant (whole run, or stopping at k)         | recip_rank  |
-| ndcg@k          | gain = grade, discount 1/log2(rank+1), ideal from all judged grades  | ndcg_cut_k  |
-| judged@k        | judged share of the top min(k, returned); no value if none returned | 1 - unj_k   |
+Every consumer — eval, diff's verdicts, the review header, history, reports — reads a metric's name, aliases,
+per-query expression, whether it counts queries and how it is shown from `SPECS`. Adding a metric is one
+`MetricSpec` entry (and its tests).
+
+| name            | definition                                                            | trec_eval    |
+| recall@k        | 1 if any relevant chunk is in the top k                              | success_k    |
+| recall_frac@k   | relevant in the top k / relevant labelled                            | recall_k     |
+| precision@k     | relevant in the top k / k                                            | P_k          |
+| mrr, mrr@k      | 1 / rank of the first relevant (whole run, or stopping at k)         | recip_rank   |
+| ndcg, ndcg@k    | gain = grade, discount 1/log2(rank+1), ideal from all judged grades  | ndcg, ndcg_cut_k |
+| judged@k        | judged share of the top min(k, returned); no value if none returned | 1 - unj_k    |
+| map, map@k      | precision at each relevant chunk's rank, summed, / relevant labelled | map, map_cut_k |
+| rprec           | relevant in the top R / R, R = relevant labelled                     | Rprec        |
+| bpref           | per relevant retrieved: 1 - judged non-relevant above it (capped) / min(R, N), / R | bpref |
 
 Query sets follow trec_eval -c: a gold query the run lacks scores 0 and counts; a run query the gold set
-lacks is left out. A query with no relevant chunk is unanswerable: out of every mean, counted apart.
+lacks is left out. A query with no relevant chunk is unanswerable: out of every mean, counted apart — or, with
+`unanswerable_as_zero`, scored 0 in every relevance metric as trec_eval does (judged@k is still measured).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -22,17 +32,162 @@ import polars as pl
 from ragdiff.core.gold import Gold
 from ragdiff.core.runs import Run
 
-METRIC_FAMILIES = ("recall", "recall_frac", "precision", "mrr", "ndcg", "judged")
-_ALIASES = {
-    "success": "recall", "hit": "recall", "hits": "recall",
-    "r": "recall_frac", "recall_frac": "recall_frac",
-    "p": "precision", "precision": "precision",
-    "rr": "mrr", "recip_rank": "mrr", "mrr": "mrr",
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "judged": "judged",
-    "recall": "recall",
-}
-_NAME = re.compile(r"^\s*([A-Za-z_]+?)(?:[@_](\d+))?\s*$")
+_NAME = re.compile(r"^\s*([A-Za-z_]+?)(?:([@_])(\d+))?\s*$")
+
+# --------------------------------------------------------------------------------------------------------------
+# the table of metric specifications
+#
+# A spec's expressions work on one table with a row per scored query: `returned` (chunks the run returned),
+# `num_rel` (relevant chunks labelled, R), `num_nonrel` (judged not relevant, N), and the aggregates the spec
+# asks for. Aggregates run over the run's judged rows of a query, sorted by rank, each row carrying `rank`,
+# `grade`, `rel` (grade >= threshold), `judged` (grade >= 0), `nonrel` (0 <= grade < threshold), `dg` (gain ×
+# discount), `rel_upto` / `nonrel_upto` (relevant / judged non-relevant rows at this rank or above), `num_rel`
+# and `num_nonrel`. Ideal aggregates run over the query's judged grades sorted best first (`pos`, `ig`).
+# Aggregate names carry their cutoff, so two metrics needing the same aggregate share it.
+
+
+def _cut(k: int | None) -> str:
+    return "all" if k is None else str(k)
+
+
+def _top(k: int | None) -> pl.Expr:
+    return pl.lit(True) if k is None else pl.col("rank") <= k
+
+
+def _hits(k: int | None) -> dict[str, pl.Expr]:
+    return {f"hits_{_cut(k)}": (pl.col("rel") & _top(k)).sum()}
+
+
+def _first_rel(k: int | None) -> dict[str, pl.Expr]:
+    return {"first_rel": pl.col("rank").filter(pl.col("rel")).min()}
+
+
+def _dcg(k: int | None) -> dict[str, pl.Expr]:
+    return {f"dcg_{_cut(k)}": pl.col("dg").filter(_top(k)).sum()}
+
+
+def _idcg(k: int | None) -> dict[str, pl.Expr]:
+    keep = pl.lit(True) if k is None else pl.col("pos") <= k
+    return {f"idcg_{_cut(k)}": pl.col("ig").filter(keep).sum()}
+
+
+def _judged_top(k: int | None) -> dict[str, pl.Expr]:
+    return {f"judged_{_cut(k)}": (pl.col("judged") & _top(k)).sum()}
+
+
+def _ap_sum(k: int | None) -> dict[str, pl.Expr]:
+    # precision at each relevant chunk's rank: relevant at or above it / its rank (trec_eval's m_map.c)
+    prec = pl.col("rel_upto").cast(pl.Float64) / pl.col("rank").cast(pl.Float64)
+    return {f"ap_{_cut(k)}": prec.filter(pl.col("rel") & _top(k)).sum()}
+
+
+def _rprec_hits(k: int | None) -> dict[str, pl.Expr]:
+    return {"rprec_hits": (pl.col("rel") & (pl.col("rank") <= pl.col("num_rel"))).sum()}
+
+
+def _bpref_sum(k: int | None) -> dict[str, pl.Expr]:
+    # trec_eval's m_bpref.c: each relevant retrieved chunk adds 1 - min(nonrel above, R) / min(N, R)
+    above = pl.col("nonrel_upto").cast(pl.Float64)
+    r, n = pl.col("num_rel").cast(pl.Float64), pl.col("num_nonrel").cast(pl.Float64)
+    term = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / pl.min_horizontal(n, r)).otherwise(1.0)
+    return {"bpref_sum": term.filter(pl.col("rel")).sum()}
+
+
+def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """num / den, 0 where den is 0 (trec_eval's guard against a query with nothing relevant)."""
+    den = den.cast(pl.Float64)
+    return pl.when(den > 0).then(num.cast(pl.Float64) / den).otherwise(0.0)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    family: str  # ragdiff's name: "recall_frac" (with a cutoff: "recall_frac@5")
+    title: str  # how the review header and reports label it: "nDCG", "MRR", "P"
+    cutoff: str  # "required", "optional" (mrr, mrr@10) or "none"
+    aliases: tuple[str, ...]  # accepted spellings, case-insensitive: "P_{k}", "P@{k}", "recip_rank", "RR@{k}"
+    value: Callable[[int | None], pl.Expr]  # the per-query value from the aggregates below
+    aggs: tuple[Callable[[int | None], dict[str, pl.Expr]], ...] = ()  # over the run's judged rows of a query
+    ideal: tuple[Callable[[int | None], dict[str, pl.Expr]], ...] = ()  # over the query's ideal ranking
+    counts_queries: bool = False  # per-query values are 0/1: a change is a whole number of queries
+    percent: bool = False  # shown as a percentage (judged@k)
+    quality: bool = True  # a change is a gain or a drop in retrieval (judged@k is label coverage)
+    trec_eval: str | None = None  # trec_eval's name, "{k}" for the cutoff, e.g. "success_{k}"
+    ir_measures: str | None = None  # ir_measures' name, e.g. "Success@{k}"
+    definition: str = ""
+
+    def name(self, k: int | None) -> str:
+        return self.family if k is None else f"{self.family}@{k}"
+
+
+SPECS: dict[str, MetricSpec] = {spec.family: spec for spec in (
+    MetricSpec(
+        "recall", "recall", "required", ("recall@{k}", "success_{k}", "success@{k}", "hit@{k}", "hits@{k}"),
+        lambda k: (pl.col(f"hits_{k}") > 0).cast(pl.Float64), aggs=(_hits,), counts_queries=True,
+        trec_eval="success_{k}", ir_measures="Success@{k}",
+        definition="1 if any relevant chunk is in the top k (the lesson's recall)"),
+    MetricSpec(
+        "recall_frac", "recall_frac", "required", ("recall_frac@{k}", "recall_frac_{k}", "recall_{k}", "R@{k}"),
+        lambda k: _ratio(pl.col(f"hits_{k}"), pl.col("num_rel")), aggs=(_hits,),
+        trec_eval="recall_{k}", ir_measures="R@{k}",
+        definition="relevant chunks in the top k / relevant chunks labelled"),
+    MetricSpec(
+        "precision", "P", "required", ("precision@{k}", "precision_{k}", "P@{k}", "P_{k}"),
+        lambda k: pl.col(f"hits_{k}").cast(pl.Float64) / float(k), aggs=(_hits,),
+        trec_eval="P_{k}", ir_measures="P@{k}", definition="relevant chunks in the top k / k"),
+    MetricSpec(
+        "mrr", "MRR", "optional", ("mrr", "mrr@{k}", "recip_rank", "RR", "RR@{k}", "MRR@{k}"),
+        lambda k: (1.0 / (pl.col("first_rel") if k is None else pl.when(pl.col("first_rel") <= k)
+                          .then(pl.col("first_rel"))).cast(pl.Float64)).fill_null(0.0),
+        aggs=(_first_rel,), trec_eval="recip_rank", ir_measures="RR",
+        definition="1 / rank of the first relevant chunk, 0 if none; mrr@k stops at k"),
+    MetricSpec(
+        "ndcg", "nDCG", "optional", ("ndcg", "ndcg@{k}", "ndcg_{k}", "ndcg_cut_{k}", "nDCG@{k}"),
+        lambda k: _ratio(pl.col(f"dcg_{_cut(k)}"), pl.col(f"idcg_{_cut(k)}")), aggs=(_dcg,), ideal=(_idcg,),
+        trec_eval="ndcg_cut_{k}", ir_measures="nDCG@{k}",
+        definition="gain = the grade, discount 1/log2(rank+1), ideal = all judged grades sorted; ndcg@k cut at k"),
+    MetricSpec(
+        "judged", "judged", "required", ("judged@{k}", "judged_{k}", "Judged@{k}"),
+        lambda k: (lambda shown: pl.when(shown > 0).then(pl.col(f"judged_{k}") / shown))(
+            pl.min_horizontal(pl.col("returned"), pl.lit(k))),
+        aggs=(_judged_top,), percent=True, quality=False, ir_measures="Judged@{k}",
+        definition="share of the top min(k, returned) that carries a judgment; none when nothing came back"),
+    MetricSpec(
+        "map", "MAP", "optional", ("map", "map@{k}", "map_cut_{k}", "AP", "AP@{k}", "MAP@{k}"),
+        lambda k: _ratio(pl.col(f"ap_{_cut(k)}"), pl.col("num_rel")), aggs=(_ap_sum,),
+        trec_eval="map_cut_{k}", ir_measures="AP@{k}",
+        definition="precision at each relevant chunk's rank (in the top k), summed, / relevant chunks labelled"),
+    MetricSpec(
+        "rprec", "Rprec", "none", ("rprec", "Rprec"),
+        lambda k: _ratio(pl.col("rprec_hits"), pl.col("num_rel")), aggs=(_rprec_hits,),
+        trec_eval="Rprec", ir_measures="Rprec",
+        definition="relevant chunks in the top R / R, R = relevant chunks labelled"),
+    MetricSpec(
+        "bpref", "bpref", "none", ("bpref", "BPref"),
+        lambda k: _ratio(pl.col("bpref_sum"), pl.col("num_rel")), aggs=(_bpref_sum,),
+        trec_eval="bpref", ir_measures="Bpref",
+        definition="per relevant retrieved chunk, 1 - judged non-relevant ranked above it (at most R) / "
+                   "min(R, N), summed, / R"),
+)}
+METRIC_FAMILIES = tuple(SPECS)
+
+
+def _alias_index() -> dict[tuple[str, str], str]:
+    """(lower-case stem, separator or "" when no cutoff) -> family, from every spec's aliases."""
+    index: dict[tuple[str, str], str] = {}
+    for spec in SPECS.values():
+        own = {"required": [f"{spec.family}@{{k}}"], "optional": [spec.family, f"{spec.family}@{{k}}"],
+               "none": [spec.family]}[spec.cutoff]
+        for alias in (*own, *spec.aliases):
+            if alias.endswith("{k}"):
+                key = (alias[:-4].lower(), alias[-4])
+            else:
+                key = (alias.lower(), "")
+            if index.setdefault(key, spec.family) != spec.family:  # pragma: no cover - a table error
+                raise AssertionError(f"alias {alias!r} is claimed by {index[key]} and {spec.family}")
+    return index
+
+
+_ALIASES = _alias_index()
 
 
 @dataclass(frozen=True)
@@ -41,20 +196,52 @@ class Metric:
     k: int | None = None
 
     @property
+    def spec(self) -> MetricSpec:
+        return SPECS[self.family]
+
+    @property
     def name(self) -> str:
-        return self.family if self.k is None else f"{self.family}@{self.k}"
+        return self.spec.name(self.k)
+
+    @property
+    def label(self) -> str:
+        """How the review header and reports show it: 'nDCG@5', 'MRR', 'P@5'."""
+        title = self.spec.title
+        return title if self.k is None else f"{title}@{self.k}"
+
+    @property
+    def window(self) -> int | None:
+        """The cutoff the metric looks at (None: the whole ranking)."""
+        return self.k
+
+
+def known_metrics() -> str:
+    """The names a user can type, for error messages and --help."""
+    parts = []
+    for spec in SPECS.values():
+        parts.append({"required": f"{spec.family}@k", "optional": f"{spec.family}, {spec.family}@k",
+                      "none": spec.family}[spec.cutoff])
+    return ", ".join(parts)
 
 
 def parse_metric(text: str) -> Metric:
-    """'recall@5', 'P@10', 'nDCG@10', 'MRR', 'mrr@10', 'success_5' -> Metric. ValueError says what is known."""
+    """'recall@5', 'P_10', 'nDCG@10', 'recip_rank', 'map_cut_100', 'R@5' -> Metric; trec_eval's and
+    ir_measures' names keep their own meaning (recall_5 and R@5 are recall_frac@5, success_5 is recall@5).
+    ValueError says what is known."""
     match = _NAME.match(text)
-    family = _ALIASES.get(match.group(1).lower()) if match else None
-    if family is None:
-        raise ValueError(f"unknown metric {text!r}; expected one of recall@k, recall_frac@k, precision@k, "
-                         "mrr, mrr@k, ndcg@k, judged@k")
-    k = int(match.group(2)) if match.group(2) else None
-    if k is None and family != "mrr":
+    if match is None:
+        raise ValueError(f"unknown metric {text!r}; expected one of {known_metrics()}")
+    stem, sep, digits = match.group(1).lower(), match.group(2) or "", match.group(3)
+    family = _ALIASES.get((stem, sep))
+    if family is None and not sep and ((stem, "@") in _ALIASES or (stem, "_") in _ALIASES):
+        family = _ALIASES.get((stem, "@")) or _ALIASES[(stem, "_")]
         raise ValueError(f"metric {text!r} needs a cutoff, e.g. {family}@5")
+    if family is None and sep and _ALIASES.get((stem, "")) in SPECS and SPECS[_ALIASES[(stem, "")]].cutoff == "none":
+        raise ValueError(f"metric {text!r}: {_ALIASES[(stem, '')]} takes no cutoff")
+    if family is None:
+        raise ValueError(f"unknown metric {text!r}; expected one of {known_metrics()}")
+    spec = SPECS[family]
+    k = int(digits) if digits is not None else None
     if k is not None and k < 1:
         raise ValueError(f"metric {text!r}: k must be a positive whole number")
     return Metric(family, k)
@@ -176,7 +363,7 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
 
 def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
     """The per-k half of `evaluate`: every metric per scored query, and the means."""
-    metrics = metrics or default_metrics(settings.k, settings.depth)
+    metrics = list(dict.fromkeys(metrics or default_metrics(settings.k, settings.depth)))
     per_query = per_query_values(prepared, metrics, settings)
     means = {m.name: _mean(per_query.get_column(m.name)) for m in metrics}
     return RunEval(run=prepared.run, metrics=metrics, per_query=per_query, queries=prepared.queries,
@@ -210,60 +397,48 @@ def _mean(values: pl.Series) -> float:
 
 
 def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: EvalSettings) -> pl.DataFrame:
-    """One row per scored query (in gold order), one column per metric."""
+    """One row per scored query (in gold order), one column per metric, each from its spec in `SPECS`."""
     threshold = settings.threshold
-    cut_ks = sorted({m.k for m in metrics if m.k is not None})
     scored, qrels = prepared.scored, prepared.qrels
-    rows = prepared.judged.with_columns(
-        rel=pl.col("grade") >= threshold,
-        judged=pl.col("grade") >= 0,
-        dg=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("rank")),
+    counts = qrels.group_by("query_id").agg(
+        num_rel=(pl.col("grade") >= threshold).sum(),
+        num_nonrel=((pl.col("grade") >= 0) & (pl.col("grade") < threshold)).sum(),
     )
-    aggs = [pl.col("rank").filter(pl.col("rel")).min().alias("first_rel")]
-    for k in cut_ks:
-        top = pl.col("rank") <= k
-        aggs += [
-            (pl.col("rel") & top).sum().alias(f"hits_{k}"),
-            (pl.col("judged") & top).sum().alias(f"judged_{k}"),
-            pl.col("dg").filter(top).sum().alias(f"dcg_{k}"),
-        ]
-    per_run = prepared.returned.join(rows.group_by("query_id").agg(aggs), on="query_id", how="left")
-
-    ideal = (
-        qrels.filter(pl.col("grade") > 0)
-        .sort(["query_id", "grade"], descending=[False, True])
-        .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
-        .with_columns(ig=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("pos")))
-        .group_by("query_id")
-        .agg([pl.col("ig").filter(pl.col("pos") <= k).sum().alias(f"idcg_{k}") for k in cut_ks]
-             + [(pl.col("grade") >= threshold).sum().alias("num_rel")])
+    rows = (
+        prepared.judged.sort("query_id", "rank")
+        .with_columns(
+            rel=pl.col("grade") >= threshold,
+            judged=pl.col("grade") >= 0,
+            nonrel=(pl.col("grade") >= 0) & (pl.col("grade") < threshold),
+            dg=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("rank")),
+        )
+        .with_columns(
+            rel_upto=pl.col("rel").cum_sum().over("query_id"),
+            nonrel_upto=pl.col("nonrel").cum_sum().over("query_id"),
+        )
+        .join(counts, on="query_id", how="left")
     )
-    table = (
-        scored.join(per_run, on="query_id", how="left")
-        .join(ideal, on="query_id", how="left")
-        .with_columns(pl.col("returned").fill_null(0))
-    )
-    out = [pl.col("query_id")]
+    aggs: dict[str, pl.Expr] = {}
+    ideal_aggs: dict[str, pl.Expr] = {}
     for m in metrics:
-        k = m.k
-        if m.family == "recall":
-            expr = (pl.col(f"hits_{k}").fill_null(0) > 0).cast(pl.Float64)
-        elif m.family == "recall_frac":
-            expr = pl.col(f"hits_{k}").fill_null(0) / pl.col("num_rel")
-        elif m.family == "precision":
-            expr = pl.col(f"hits_{k}").fill_null(0) / float(k)
-        elif m.family == "mrr":
-            first = pl.col("first_rel")
-            if k is not None:
-                first = pl.when(first <= k).then(first)
-            expr = (1.0 / first.cast(pl.Float64)).fill_null(0.0)
-        elif m.family == "ndcg":
-            idcg = pl.col(f"idcg_{k}").fill_null(0.0)
-            expr = pl.when(idcg > 0).then(pl.col(f"dcg_{k}").fill_null(0.0) / idcg).otherwise(0.0)
-        elif m.family == "judged":
-            shown = pl.min_horizontal(pl.col("returned"), pl.lit(k))
-            expr = pl.when(shown > 0).then(pl.col(f"judged_{k}").fill_null(0) / shown)
-        else:  # pragma: no cover - parse_metric admits only the families above
-            raise ValueError(m.family)
-        out.append(expr.cast(pl.Float64).alias(m.name))
-    return table.select(out)
+        for make in m.spec.aggs:
+            aggs.update(make(m.k))
+        for make in m.spec.ideal:
+            ideal_aggs.update(make(m.k))
+    table = scored.join(prepared.returned, on="query_id", how="left").join(counts, on="query_id", how="left")
+    if aggs:
+        table = table.join(rows.group_by("query_id").agg(**aggs), on="query_id", how="left")
+    if ideal_aggs:
+        ideal = (
+            qrels.filter(pl.col("grade") > 0)
+            .sort(["query_id", "grade"], descending=[False, True])
+            .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
+            .with_columns(ig=_gain(pl.col("grade"), settings.gain) * _discount(pl.col("pos")))
+            .group_by("query_id")
+            .agg(**ideal_aggs)
+        )
+        table = table.join(ideal, on="query_id", how="left")
+    # a query the run lacks, or with nothing judged in it, has no rows: its counts and sums are 0
+    filled = [c for c in (*aggs, *ideal_aggs, "returned", "num_rel", "num_nonrel") if c != "first_rel"]
+    table = table.with_columns(pl.col(filled).fill_null(0))
+    return table.select(pl.col("query_id"), *[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in metrics])
