@@ -56,3 +56,31 @@ async def test_accept_and_override_drafts_in_the_queue(sample_runs, tmp_path, ca
     rows = {r["grade"]: (r["decided"], r["accepted"], r["regraded"], r["not_relevant"]) for r in report["by_proposed_grade"]}
     assert rows == {0: (1, 1, 0, 0), 1: (1, 0, 0, 1), 2: (1, 1, 0, 0), 3: (1, 0, 1, 0)}
     assert (report["decided"], report["accepted"], report["overturned"]) == (4, 2, 2)
+
+
+def test_review_model_shows_drafts_as_proposals_and_never_scores_them(lesson):
+    from ragdiff.app.model import ReviewModel
+    from ragdiff.core.labels import LabelFile, Mark
+    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.runs import load_run
+
+    def model():
+        return ReviewModel(load_run(lesson["a"]), load_run(lesson["b"]), load_gold(lesson["gold"]),
+                           EvalSettings(k=3, depth=50))
+
+    plain = model()
+    text = lesson["gold"].read_text()
+    lesson["gold"].write_text(text.replace("    not_relevant: [policy-9]\n",
+                                           "    not_relevant: [policy-9]\n    drafted: {policy-31: 2}\n", 1))
+    drafted = model()
+    assert drafted.label_of("q1", "policy-31") == ("drafted", 2)
+    assert [(r.chunk_id, r.level, r.relevant) for r in drafted.rows_for("q1", "b")] == \
+        [(r.chunk_id, r.level, r.relevant) for r in plain.rows_for("q1", "b")]
+    assert drafted.visible("hit_to_miss") == plain.visible("hit_to_miss") == ["q1"]
+    # accept it: the model takes the Change (gold 2) and q1 is no longer a flip; undo brings the proposal back
+    labels = LabelFile(lesson["gold"], reviewer="ann")
+    drafted.apply_change(labels.apply(Mark("q1", "policy-31", "gold", 2)))
+    assert drafted.label_of("q1", "policy-31") == ("gold", 2) and drafted.visible("hit_to_miss") == []
+    drafted.apply_change(labels.undo())
+    assert drafted.label_of("q1", "policy-31") == ("drafted", 2)
+    assert drafted.visible("hit_to_miss") == ["q1"]

@@ -42,9 +42,12 @@ def test_strict_corpus_turns_a_changed_corpus_into_exit_2_naming_both_hashes(cop
         assert main([*args, *extra, "--strict-corpus"]) == 2
         err = capsys.readouterr().err
         assert changed in err and recorded in err and "Traceback" not in err
-    assert main(["diff", str(copy / "bm25.jsonl"), str(SAMPLE / "dense.jsonl"), "--gold", str(copy / "gold.yaml"),
-                 "--strict-corpus"]) == 2
-    assert changed in capsys.readouterr().err
+    for command in ("diff", "review", "report"):
+        extra = ["-o", str(copy / "r.html")] if command == "report" else []
+        assert main([command, str(copy / "bm25.jsonl"), str(SAMPLE / "dense.jsonl"), "--gold", str(copy / "gold.yaml"),
+                     "--strict-corpus", *extra]) == 2, command
+        assert changed in capsys.readouterr().err
+    assert not (copy / "r.html").exists()
 
 
 def test_strict_corpus_without_a_recorded_snapshot_says_how_to_record_one(tmp_path, capsys):

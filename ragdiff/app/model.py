@@ -174,6 +174,9 @@ class ReviewModel:
         # (query, chunk) -> (level, grade): the chunk pane asks on every cursor move, a dict answers at once
         self._label_of = {(q, c): (lv, g) for q, c, lv, g in
                           labels.select("query_id", "chunk_id", "level", "grade").iter_rows()}
+        # a model's proposals: the chunk pane says "drafted ☆2"; they are never scored (not in `labels`)
+        for q, c, g in gold.drafts.select("query_id", "chunk_id", "grade").iter_rows():
+            self._label_of.setdefault((q, c), (vocab.DRAFTED, g))
         self._label_index: dict[str, list[tuple[str, int, str]]] = {}
         for qid, chunk, grade, level in self._relevant(labels).iter_rows():
             self._label_index.setdefault(qid, []).append((chunk, grade, level))
@@ -234,6 +237,8 @@ class ReviewModel:
                                 "level": [after.kind]}, schema={c: judgments.schema[c] for c in
                                                                  ("query_id", "chunk_id", "grade", "level")})
             mine = pl.concat([mine, row], how="diagonal_relaxed").select(judgments.columns)
+            self._label_of[(qid, chunk)] = (after.kind, after.grade)
+        elif after.kind == vocab.DRAFTED:  # an undo back to the model's proposal: shown, not scored
             self._label_of[(qid, chunk)] = (after.kind, after.grade)
         else:  # unjudged (an undo back to nothing)
             self._label_of.pop((qid, chunk), None)

@@ -52,6 +52,11 @@ def _check_inputs(paths: list[tuple[str, Path | None]]) -> None:
 def run_review(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
+    if args.strict_corpus:  # a snapshot mismatch stops here, before the screen opens (exit 2, both hashes)
+        from ragdiff.cli.common import corpus_warning
+        from ragdiff.core.gold import load_gold
+
+        corpus_warning(load_gold(args.gold, args.gold_format), args.corpus, strict=True)
     # the corpus the label file names, and whether it is the recorded snapshot, are worked out by the app's
     # loading worker, which reads the gold set anyway
     return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=args.corpus, run_format=args.run_format,
