@@ -186,6 +186,7 @@ class ReviewModel:
             for q, t in zip(queries.get_column("query_id"), queries.get_column("text"))
         }
         self._query_order = list(self._query_text)
+        self._position = {q: i for i, q in enumerate(self._query_order)}
         self._queries_frame = pl.DataFrame(
             {"query_id": self._query_order, "text": [self._query_text[q] for q in self._query_order],
              "position": list(range(len(self._query_order)))},
@@ -264,7 +265,7 @@ class ReviewModel:
         self._generation += 1
         self._evals.clear()
         self._curves = None
-        self.set_k(self.settings.k)
+        self._rescore_one(qid)
 
     def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
         """`prepared` with query `qid` prepared again from the gold set of that one query."""
@@ -303,38 +304,8 @@ class ReviewModel:
         self.eval_a: RunEval = cached[0]
         self.eval_b: RunEval = cached[1]
         self.hit_to_miss, self.miss_to_hit = core_flips(self.eval_a, self.eval_b, k)
-        recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
-        # one row per gold query, joined and classified in polars; the Python loop only wraps the results
-        # (set_k at 10,000 queries: 84 ms -> 66 ms)
-        table = self._queries_frame
-        for side, ev in (("a", self.eval_a), ("b", self.eval_b)):
-            values = ev.per_query.select(
-                "query_id",
-                (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
-                pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
-            unjudged = (self._unjudged[side].filter(pl.col("rank") <= k).group_by("query_id")
-                        .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
-            table = (table.join(values, on="query_id", how="left", maintain_order="left")
-                     .join(unjudged, on="query_id", how="left", maintain_order="left"))
-        unanswerable = pl.Series(self.eval_a.queries.unanswerable, dtype=pl.String)
-        table = table.with_columns(
-            pl.col("unjudged_a", "unjudged_b").fill_null(0),
-            unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
-        ).with_columns(
-            kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
-            .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
-            .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
-            .when(pl.col("hit_a")).then(pl.lit("both_hit"))
-            .otherwise(pl.lit("both_miss")),
-        )
-        in_a, in_b = self._index["a"], self._index["b"]
-        self.rows = {
-            q: QueryRow(query_id=q, text=t, position=pos, unanswerable=un, hit_a=ha, hit_b=hb, rr_a=ra, rr_b=rb,
-                        ndcg_a=na, ndcg_b=nb, unjudged_a=ua, unjudged_b=ub, in_a=q in in_a, in_b=q in in_b)
-            for q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub in table.select(
-                "query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a",
-                "ndcg_b", "unjudged_a", "unjudged_b").iter_rows()
-        }
+        table = self._query_table(self._queries_frame)
+        self.rows = self._query_rows(table)
         kind = table.get_column("kind")
         ids = table.get_column("query_id")
         flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
@@ -348,6 +319,79 @@ class ReviewModel:
             "unanswerable": ids.filter(table.get_column("unanswerable")).to_list(),
             "unjudged": ids.filter((table.get_column("unjudged_a") > 0) | (table.get_column("unjudged_b") > 0)).to_list(),
         }
+        self._visible_cache.clear()
+        self.header = self._header()
+
+    def _query_table(self, queries: pl.DataFrame, one: str | None = None) -> pl.DataFrame:
+        """Per query (of `queries`, in its order): hit, reciprocal rank and nDCG at k in A and B, unjudged
+        chunks in each top k, whether unanswerable, and its kind — joined and classified in polars, the
+        Python loop only wraps the results (set_k at 10,000 queries: 84 ms -> 66 ms). `one`: that query only."""
+        k = self.settings.k
+        recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
+        table = queries
+        for side, ev in (("a", self.eval_a), ("b", self.eval_b)):
+            per_query = ev.per_query if one is None else ev.per_query.filter(pl.col("query_id") == one)
+            values = per_query.select(
+                "query_id",
+                (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
+                pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
+            rows = self._unjudged[side] if one is None else self._unjudged[side].filter(pl.col("query_id") == one)
+            unjudged = (rows.filter(pl.col("rank") <= k).group_by("query_id")
+                        .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
+            table = (table.join(values, on="query_id", how="left", maintain_order="left")
+                     .join(unjudged, on="query_id", how="left", maintain_order="left"))
+        unanswerable = pl.Series(self.eval_a.queries.unanswerable, dtype=pl.String)
+        return table.with_columns(
+            pl.col("unjudged_a", "unjudged_b").fill_null(0),
+            unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
+        ).with_columns(
+            kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
+            .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
+            .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
+            .when(pl.col("hit_a")).then(pl.lit("both_hit"))
+            .otherwise(pl.lit("both_miss")),
+        )
+
+    def _query_rows(self, table: pl.DataFrame) -> dict[str, QueryRow]:
+        in_a, in_b = self._index["a"], self._index["b"]
+        return {
+            q: QueryRow(query_id=q, text=t, position=pos, unanswerable=un, hit_a=ha, hit_b=hb, rr_a=ra, rr_b=rb,
+                        ndcg_a=na, ndcg_b=nb, unjudged_a=ua, unjudged_b=ub, in_a=q in in_a, in_b=q in in_b)
+            for q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub in table.select(
+                "query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a",
+                "ndcg_b", "unjudged_a", "unjudged_b").iter_rows()
+        }
+
+    def _rescore_one(self, qid: str) -> None:
+        """After one query's labels changed: the numbers at k again (the means from the prepared runs, as a k
+        change does), but only that query's row, kind and memberships are worked out again."""
+        k = self.settings.k
+        cached = tuple(score(prepared, self.settings, self.metrics) for prepared in self._prepared)
+        self._evals[(k, self._generation)] = cached
+        self.eval_a, self.eval_b = cached
+        table = self._query_table(self._queries_frame.filter(pl.col("query_id") == qid), one=qid)
+        row = self._query_rows(table)[qid]
+        self.rows[qid] = row
+        kind = row.kind
+        position = self._position
+        members = self._members
+
+        def place(name: str, member: bool) -> list[str]:
+            ids = [q for q in members[name] if q != qid]
+            if member:
+                at = next((i for i, q in enumerate(ids) if position[q] > position[qid]), len(ids))
+                ids.insert(at, qid)
+            members[name] = ids
+            return ids
+
+        self.hit_to_miss = place("hit_to_miss", kind == "hit_to_miss")
+        self.miss_to_hit = place("miss_to_hit", kind == "miss_to_hit")
+        place("both_miss", kind == "both_miss")
+        place("unanswerable", row.unanswerable)
+        place("unjudged", row.unjudged_a > 0 or row.unjudged_b > 0)
+        flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
+        self._flips_order = (self.hit_to_miss + self.miss_to_hit
+                             + [q for q in self._query_order if q not in flipped])
         self._visible_cache.clear()
         self.header = self._header()
 
