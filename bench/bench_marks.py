@@ -88,7 +88,8 @@ async def measure(inputs: ReviewInputs, marks: int) -> list[dict]:
             app.action_mark("gold" if level == "not_relevant" else "not_relevant")
             while "settled" not in app.stamps[-1]:
                 await asyncio.sleep(0.001)
-            await app.workers.wait_for_complete()  # the p-values of this mark, before the next key
+            while not app.model.header.verdicts_ready:  # the p-values of this mark, before the next key
+                await asyncio.sleep(0.01)
             await pilot.pause()
         await pilot.press("q")
     return app.stamps[1:]

@@ -56,6 +56,7 @@ THREE_PANES = 100
 TALL = 30  # from this height the chunk pane gets its full height
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
+MARK_VERDICT_DELAY = 0.25  # seconds without a mark before the p-values are recomputed after one
 JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
 NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
 
@@ -705,7 +706,9 @@ class ReviewApp(OrderedKeysApp):
         if changed and self.model is not None:
             for change in changed:  # the model takes the one judgment each; nothing is read from disk
                 self.model.apply_change(change)
-            self._start_verdicts()
+            # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
+            # holds the GIL) never competes with the repaint of the mark itself
+            self._start_verdicts(delay=MARK_VERDICT_DELAY)
         if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
             getattr(self.screen, "mark_done", lambda message: None)(message)
             self._stale = self._stale or bool(changed)
