@@ -292,7 +292,6 @@ def _metrics_table(c: dict) -> Table:
     from rich.text import Text
 
     from ragdiff.core import report
-    from ragdiff.core.diff import fmt_delta, fmt_value
 
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     p_head = "p (Holm)" if c.get("p_adjustment") else "p"
@@ -301,8 +300,9 @@ def _metrics_table(c: dict) -> Table:
         table.add_column(col, justify=justify)
     for name, m in c["metrics"].items():
         style = {"gain": "green", "drop": "red"}.get(m["verdict"], "") if m["highlight"] else ""
-        table.add_row(name, fmt_value(m["a"]), fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style),
-                      report.cell_worth(m), report.cell_p(m), report.cell_ci(m))
+        table.add_row(name, report.cell_value(name, m["a"]), report.cell_value(name, m["b"]),
+                      Text(report.cell_delta(name, m["delta"]), style=style), report.cell_worth(m), report.cell_p(m),
+                      report.cell_ci(name, m))
     return table
 
 
@@ -312,7 +312,6 @@ def _many_table(cs: list[dict]) -> Table:
     from rich.text import Text
 
     from ragdiff.core import report
-    from ragdiff.core.diff import fmt_delta, fmt_value
 
     table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
     table.add_column("metric")
@@ -323,11 +322,12 @@ def _many_table(cs: list[dict]) -> Table:
         table.add_column(Text("Δ"), justify="right")
         table.add_column(Text("p (Holm)"), justify="right")
     for name, base in cs[0]["metrics"].items():
-        row = [name, fmt_value(base["a"])]
+        row = [name, report.cell_value(name, base["a"])]
         for c in cs:
             m = c["metrics"][name]
             style = {"gain": "green", "drop": "red"}.get(m["verdict"], "") if m["highlight"] else ""
-            row += [fmt_value(m["b"]), Text(fmt_delta(m["delta"]), style=style), report.cell_p(m)]
+            row += [report.cell_value(name, m["b"]), Text(report.cell_delta(name, m["delta"]), style=style),
+                    report.cell_p(m)]
         table.add_row(*row)
     return table
 

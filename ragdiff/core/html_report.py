@@ -13,8 +13,9 @@ import html
 
 from ragdiff import __version__
 from ragdiff.core import vocab
-from ragdiff.core.diff import fmt_delta, fmt_value
-from ragdiff.core.report import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_p,
+from ragdiff.core import fmt
+from ragdiff.core.report import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta, cell_p,
+                                 cell_value,
                                  cell_worth, comparisons, first_gold, method_note, overlap_line, scope_line)
 from ragdiff.core.visible import visible
 
@@ -108,10 +109,11 @@ def _metrics_table_two(c: dict) -> list[str]:
            f'<th class="num">{p_head}</th><th class="num">95% CI of Δ</th><th>verdict</th></tr></thead><tbody>']
     for name, m in c["metrics"].items():
         cls = m["verdict"] if m["highlight"] else ""
-        out.append(f'<tr><td class="id">{esc(name)}</td><td class="num">{fmt_value(m["a"])}</td>'
-                   f'<td class="num">{fmt_value(m["b"])}</td><td class="num {cls}">{fmt_delta(m["delta"])}</td>'
+        out.append(f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(name, m["a"])}</td>'
+                   f'<td class="num">{cell_value(name, m["b"])}</td>'
+                   f'<td class="num {cls}">{cell_delta(name, m["delta"])}</td>'
                    f'<td class="num">{esc(cell_worth(m))}</td><td class="num">{cell_p(m)}</td>'
-                   f'<td class="num">{cell_ci(m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td></tr>')
+                   f'<td class="num">{cell_ci(name, m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td></tr>')
     out.append("</tbody></table></div>")
     return out
 
@@ -124,11 +126,12 @@ def _metrics_table_many(cs: list[dict]) -> list[str]:
                  f'<th>verdict</th>')
     out = ['<div class="scroll"><table class="metrics">', f"<thead>{head}</tr></thead><tbody>"]
     for name, base in cs[0]["metrics"].items():
-        row = f'<tr><td class="id">{esc(name)}</td><td class="num">{fmt_value(base["a"])}</td>'
+        row = f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(name, base["a"])}</td>'
         for c in cs:
             m = c["metrics"][name]
             cls = m["verdict"] if m["highlight"] else ""
-            row += (f'<td class="num">{fmt_value(m["b"])}</td><td class="num {cls}">{fmt_delta(m["delta"])}</td>'
+            row += (f'<td class="num">{cell_value(name, m["b"])}</td>'
+                    f'<td class="num {cls}">{cell_delta(name, m["delta"])}</td>'
                     f'<td class="num">{cell_p(m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td>')
         out.append(row + "</tr>")
     out.append("</tbody></table></div>")
@@ -215,7 +218,7 @@ def _which_k(doc: dict, page: dict) -> list[str]:
         o = opportunities.get(name)
         text = f"<strong>{esc(name)}</strong>"
         if o is not None:
-            text += (f" recall@{k} {fmt_value(o[f'recall@{k}'])} → recall@{depth} {fmt_value(o[f'recall@{depth}'])}: "
+            text += (f" recall@{k} {fmt.number(o[f'recall@{k}'])} → recall@{depth} {fmt.number(o[f'recall@{depth}'])}: "
                      f"{o['count']} of {n} queries have gold in the top {depth} but not the top {k} — the "
                      "reranker's opportunity")
         out.append(f"<li>{_swatch(i)} {text}</li>")

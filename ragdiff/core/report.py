@@ -17,7 +17,8 @@ from __future__ import annotations
 import html
 import math
 
-from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide, fmt_delta, fmt_p, fmt_value,
+from ragdiff.core import fmt
+from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide,
                                worth_text)
 from ragdiff.core import words
 
@@ -190,13 +191,32 @@ def by_hand_note(c: dict) -> str:
             "these by hand.")
 
 
+def _percent(name: str) -> bool:
+    """Whether the metric's spec shows it as a share (judged@k: 94%, a change in points)."""
+    from ragdiff.core.metrics import parse_metric
+
+    return parse_metric(name).spec.percent
+
+
+def cell_value(name: str, value) -> str:
+    return fmt.percent(value) if _percent(name) else fmt.number(value)
+
+
+def cell_delta(name: str, delta) -> str:
+    if _percent(name):
+        return fmt.DASH if delta is None else f"{fmt.signed(delta * 100, 0)} pts"
+    return fmt.signed(delta)
+
+
 def cell_p(m: dict) -> str:
-    return fmt_p(m.get("p_adjusted", m["p_value"]))
+    return fmt.p_value(m.get("p_adjusted", m["p_value"]))
 
 
-def cell_ci(m: dict) -> str:
+def cell_ci(name: str, m: dict) -> str:
     lo, hi = m["ci95"]
-    return f"[{fmt_delta(lo)}, {fmt_delta(hi)}]"
+    if _percent(name):
+        return fmt.DASH if lo is None else f"[{fmt.signed(lo * 100, 0)}, {fmt.signed(hi * 100, 0)}] pts"
+    return f"[{fmt.signed(lo)}, {fmt.signed(hi)}]"
 
 
 def cell_worth(m: dict) -> str:
@@ -210,7 +230,7 @@ def cell_worth(m: dict) -> str:
 def overlap_line(ov: dict) -> str:
     """How far the ranked lists moved, in one line (the document's overlap)."""
     return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard {ov['mean_jaccard']:.2f}, "
-            f"RBO {fmt_value(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
+            f"RBO {fmt.number(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
             f"(p={ov['rbo_p']:g}: the top {ov['k']} carry {ov['rbo_weight_top_k']:.0%} of its weight)")
 
 
@@ -275,8 +295,8 @@ def _md_metrics_two(c: dict) -> list[str]:
     rows = []
     for name, m in c["metrics"].items():
         verdict = f"**{m['verdict_words']}**" if m["highlight"] else m["verdict_words"]
-        rows.append([name, fmt_value(m["a"]), fmt_value(m["b"]), fmt_delta(m["delta"]), cell_worth(m), cell_p(m),
-                     cell_ci(m), verdict])
+        rows.append([name, cell_value(name, m["a"]), cell_value(name, m["b"]), cell_delta(name, m["delta"]),
+                     cell_worth(m), cell_p(m), cell_ci(name, m), verdict])
     return _md_table(["metric", f"A {a}", f"B {b}", "Δ", "in queries", p_head, "95% CI of Δ", "verdict"],
                      ["l", "r", "r", "r", "r", "r", "r", "l"], rows)
 
@@ -291,11 +311,11 @@ def _md_metrics_many(cs: list[dict]) -> list[str]:
         align += ["r", "r", "r", "l"]
     rows = []
     for name, base in cs[0]["metrics"].items():
-        row = [name, fmt_value(base["a"])]
+        row = [name, cell_value(name, base["a"])]
         for c in cs:
             m = c["metrics"][name]
             verdict = f"**{m['verdict_words']}**" if m["highlight"] else m["verdict_words"]
-            row += [fmt_value(m["b"]), fmt_delta(m["delta"]), cell_p(m), verdict]
+            row += [cell_value(name, m["b"]), cell_delta(name, m["delta"]), cell_p(m), verdict]
         rows.append(row)
     return _md_table(header, align, rows)
 
@@ -311,8 +331,8 @@ def _md_opportunity(c: dict, show: int | None) -> list[str]:
         o = opp.get(side)
         if o is None:
             continue
-        line = (f"- {side.upper()} {md_text(o['run'])}: recall@{k} {fmt_value(o[f'recall@{k}'])} → recall@{depth} "
-                f"{fmt_value(o[f'recall@{depth}'])}, **{o['count']} of {words.queries(n)}**")
+        line = (f"- {side.upper()} {md_text(o['run'])}: recall@{k} {fmt.number(o[f'recall@{k}'])} → recall@{depth} "
+                f"{fmt.number(o[f'recall@{depth}'])}, **{o['count']} of {words.queries(n)}**")
         if o["queries"] and len(o["queries"]) <= SHORT_LIST:
             line += ": " + ", ".join(md_text(q) for q in o["queries"])
         out.append(line)
