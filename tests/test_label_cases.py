@@ -280,3 +280,21 @@ def test_a_journal_path_that_is_a_folder_is_said_plainly(tmp_path):
     with pytest.raises(LabelWriteError, match="is a folder"):
         LabelFile(path)
     assert path.read_text() == "q1: [a]\n"
+
+
+def test_file_level_edits_after_marks_in_the_same_session_land_where_they_belong(tmp_path):
+    """A mark re-reads only its entry; `labels add` and `labels snapshot` after it still see true positions."""
+    path = tmp_path / "gold.yaml"
+    path.write_text("# labels\nqueries:\n  - id: q1\n    gold: [a]\n  - id: q2\n    gold: [b]\n")
+    lf = LabelFile(path, reviewer="ann")
+    lf.apply(Mark("q1", "a-much-longer-chunk-id-than-before", "gold"))
+    lf.apply(Mark("q2", "c", "not_relevant"))
+    lf.add_query("a new one", query_id="q3")
+    lf.set_corpus("corpus.jsonl", "abc")
+    assert path.read_text() == (
+        "# labels\ncorpus: {path: corpus.jsonl, sha256: abc}\nqueries:\n"
+        "  - id: q1\n    gold: [a, a-much-longer-chunk-id-than-before]\n"
+        "  - id: q2\n    gold: [b]\n    not_relevant: [c]\n"
+        "  - id: q3\n    text: a new one\n")
+    lf.apply(Mark("q3", "d", "gold"))
+    assert judged(path)[("q3", "d")] == ("gold", 1)

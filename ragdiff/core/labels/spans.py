@@ -9,7 +9,9 @@ YAML goes through libyaml (PyYAML's CSafeLoader) where it is installed, the pure
 otherwise, or when libyaml refuses an escape that YAML allows (a UTF-16 surrogate pair written as two
 \\u escapes, which ragdiff joins). Both count marks in characters of the text they are given, so a
 character outside the BMP is one position, as in a Python str; a BOM is never passed in (libyaml does not
-count it, the Python loader does).
+count it, the Python loader does). Where the two differ (libyaml takes a tab as separation inside a line,
+the Python loader refuses it), a file is read the libyaml way or refused with its line, never read
+differently (tests/test_yaml_positions.py).
 """
 
 from __future__ import annotations

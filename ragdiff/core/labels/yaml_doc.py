@@ -234,6 +234,13 @@ class YamlLabelDoc(LabelDoc):
 
     # ------------------------------------------------------------------ planning
 
+    def whole_root(self):
+        """The whole file's PyYAML root with true positions (a document made by `reparse` composes it again
+        on first use: its entries were shifted, the root it inherited was not)."""
+        if self.root is None:
+            self.root = compose_yaml(self.text)
+        return self.root
+
     def entry(self, qid: str) -> Node:
         """The query's entry as Nodes, for the span editor."""
         return to_node(self.entries[qid], self.shift.get(qid, 0))
@@ -281,6 +288,7 @@ class YamlLabelDoc(LabelDoc):
         new = object.__new__(YamlLabelDoc)
         new.__dict__.update(self.__dict__)
         new.text, new._lines = new_text, None
+        new.root = None  # stale positions: whole_root() composes the new text if a file-level edit needs it
         new.entries = dict(self.entries)
         new.entries[qid] = part.entries[qid]
         new.judg = dict(self.judg)
@@ -379,7 +387,7 @@ class YamlLabelDoc(LabelDoc):
     # ------------------------------------------------------------------ file-level edits (YAML only)
 
     def _top(self) -> dict[str, tuple[Node, Node]]:
-        root = to_node(self.root)
+        root = to_node(self.whole_root())
         return {k.value: (k, v) for k, v in root.pairs if k.kind == "scalar"}
 
     def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
@@ -431,7 +439,7 @@ class YamlLabelDoc(LabelDoc):
                                        "and run this again; nothing was written")
             return ed.result()
         key, _v = top["queries"]
-        root = to_node(self.root)
+        root = to_node(self.whole_root())
         if root.flow:
             raise LabelFormatError("the label file is one flow map; nothing was written")
         start = _line_start(self.text, key.start)
