@@ -284,7 +284,7 @@ def _from(entry: Entry) -> str:
     if entry.action == "undo":
         return "undo"
     if entry.edit:
-        return "labels " + ("add" if entry.edit == "add_query" else "snapshot")
+        return "labels " + {"add_query": "add", "drafts": "import"}.get(entry.edit, "snapshot")
     parts = [entry.run or ""]
     if entry.rank is not None:
         parts.append(f"#{entry.rank}")

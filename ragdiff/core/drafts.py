@@ -1,9 +1,9 @@
 """`ragdiff labels import GOLD DRAFTS.jsonl`: a model's proposals added to the label file as `drafted:`.
 
 DRAFTS.jsonl holds one `{"query_id", "chunk_id", "grade"}` a line (any model's output; ragdiff never calls a
-model). The whole file is checked before anything is written; then each draft goes through the label writer
-(`LabelFile.apply`, one journaled, atomic, undoable edit each), and a chunk a person has judged is never
-touched: the draft is skipped and counted.
+model). The whole file is checked before anything is written; then the drafts go through the label writer as
+one journaled, atomic edit (`LabelFile.add_drafts`: one write however many drafts, one `labels undo` takes the
+import back), and a chunk a person has judged is never touched: the draft is skipped and counted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
-from ragdiff.core.labels import LabelFile, Mark
+from ragdiff.core.labels import LabelFile
 from ragdiff.core.textio import read_text
 
 
@@ -83,6 +83,7 @@ def import_drafts(labels: LabelFile, drafts: list[Draft], source: str) -> Import
         raise InputError(labels.path, f"a {labels.shape} has no place for drafted labels; expected the ragdiff label "
                                       "file (YAML or JSON with queries:)")
     result = ImportResult()
+    todo = []
     for d in drafts:
         kind, grade = labels.current_label(d.query_id, d.chunk_id)
         if kind in vocab.MARKABLE:
@@ -91,9 +92,11 @@ def import_drafts(labels: LabelFile, drafts: list[Draft], source: str) -> Import
         if kind == vocab.DRAFTED and grade == d.grade:
             result.same += 1
             continue
-        labels.apply(Mark(d.query_id, d.chunk_id, vocab.DRAFTED, d.grade, run=source))
+        todo.append((d.query_id, d.chunk_id, d.grade))
         if kind == vocab.DRAFTED:
             result.regraded += 1
         else:
             result.added += 1
+    if todo:  # one write and one journal entry for the whole import; `labels undo` takes it all back
+        labels.add_drafts(todo, source)
     return result

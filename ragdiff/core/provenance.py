@@ -100,6 +100,8 @@ def _summary(rec: dict) -> str:
         extras = (["regression"] if rec.get("regression") else []) + \
                  ([f"tags: {', '.join(rec['tags'])}"] if rec.get("tags") else [])
         return f"query added: {rec.get('text')}" + (f" ({'; '.join(extras)})" if extras else "")
+    if rec["edit"] == "drafts":
+        return f"{rec.get('count')} drafts written" + (f" from {rec['source']}" if rec.get("source") else "")
     corpus = rec.get("corpus") or {}
     return f"corpus snapshot: {corpus.get('path')} sha256 {str(corpus.get('sha256'))[:12]}…"
 

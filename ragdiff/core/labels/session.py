@@ -597,6 +597,36 @@ class LabelFile:
                            "prev_corpus": {"path": prev[0], "sha256": prev[1]}}, plan, check,
                           f"corpus snapshot {path} sha256 {sha256[:12]}… recorded")
 
+    def add_drafts(self, drafts: list[tuple[str, str, int]], source: str | None = None) -> Edit:
+        """Many drafts (query, chunk, grade) as ONE journaled, atomic edit (`labels import`): one write, one
+        `labels undo` takes the whole import back. A chunk a person has judged must not be among them (the
+        caller leaves those out); each draft is planned by the document class like a mark."""
+        drafts = [(q, c, g) for q, c, g in drafts]
+        for q, c, g in drafts:
+            self._check(Mark(q, c, "drafted", g))
+
+        def plan(doc: LabelDoc) -> str:
+            for q, c, g in drafts:
+                self._require_query(doc, q)
+                if doc.current(q, c)[0] in vocab.MARKABLE:
+                    raise LabelConflictError(f"{c} is judged for {q} in {self.name} now; a draft never replaces a "
+                                             "person's judgment (nothing was written)")
+                text, _notes = doc.plan(q, c, "drafted", g)
+                doc = (doc.reparse(text, q) if hasattr(doc, "reparse") else None) or self._parse(text)
+            return doc.text
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = old.state()
+            for q, c, g in drafts:
+                expected[q][c] = ("drafted", g)
+            return new.state() == expected and new.order == old.order and new.corpus == old.corpus
+
+        prev = [[q, c, *self._snap.doc.current(q, c)] for q, c, _g in drafts]  # what each chunk was
+        n = len(drafts)
+        return self._edit({"edit": "drafts", "query": None, "source": source, "count": n,
+                           "drafts": [[q, c, g] for q, c, g in drafts], "prev": prev}, plan, check,
+                          f"{n} draft{'s' if n != 1 else ''} written" + (f" from {source}" if source else ""))
+
     def _edit(self, what: dict, plan, check, sentence: str, undoes: Op | None = None) -> Edit:
         """One change beyond a chunk's judgment, written like a mark: under the lock, re-read, planned by the
         document class, re-read and checked, journaled before the rename, confirmed after it."""
@@ -666,13 +696,24 @@ class LabelFile:
                     return False
                 return new.state() == expected and new.order == [q for q in old.order if q != qid]
             sentence = f"undid: added query {qid!r}"
+        elif r["edit"] == "drafts":
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                expected = old.state()
+                for q, c, kind, grade in r["prev"]:  # each chunk back to what it was before the import
+                    if kind == "none":
+                        expected[q].pop(c, None)
+                    else:
+                        expected[q][c] = (kind, grade)
+                return new.state() == expected and new.order == old.order
+            sentence = f"undid: {r.get('count')} drafts" + (f" from {r['source']}" if r.get("source") else "")
         else:
             prev = r.get("prev_corpus") or {}
 
             def check(old: LabelDoc, new: LabelDoc) -> bool:
                 return new.state() == old.state() and new.corpus == (prev.get("path"), prev.get("sha256"))
             sentence = "undid: corpus snapshot"
-        what = {k: v for k, v in r.items() if k in ("edit", "query", "text", "corpus", "prev_corpus")}
+        what = {k: v for k, v in r.items() if k in ("edit", "query", "text", "corpus", "prev_corpus", "source",
+                                                      "count", "drafts", "prev")}
         return self._edit(what, plan, check, sentence, undoes=op)
 
     def retry(self) -> list[Change]:
