@@ -1,5 +1,6 @@
 """`compare` and `ragdiff diff`: per-metric change with a paired test, flips, which k, overlap, the CI gate."""
 
+import math
 import json
 import subprocess
 import sys
@@ -413,3 +414,28 @@ def test_diff_metrics_option(capsys):
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert set(doc["metrics"]) == {"recall@10", "mrr@10"}
+
+
+def test_diff_says_the_smallest_detectable_change(capsys, sample_runs):
+    """DESIGN: 'with 67 queries, changes under ±0.06 recall@5 (4 queries) are inside the noise' — from the
+    observed per-query differences, seeded, in the metric's units and in queries."""
+    from ragdiff.core.stats import detectable_change
+
+    argv = ["diff", str(sample_runs / "bm25.jsonl"), str(sample_runs / "rrf.jsonl"), "--gold",
+            str(sample_runs / "gold.yaml"), "--json"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == doc  # same inputs, same numbers
+    m = doc["metrics"]["recall@5"]
+    assert m["n"] == 67
+    ev = [evaluate(load_run(sample_runs / f"{r}.jsonl"), load_gold(sample_runs / "gold.yaml"), EvalSettings(),
+                   [Metric("recall", 5)]) for r in ("bm25", "rrf")]
+    deltas = (ev[1].per_query["recall@5"] - ev[0].per_query["recall@5"]).to_numpy()
+    assert m["detectable_change"] == pytest.approx(detectable_change(deltas), abs=1e-9)
+    assert m["detectable_queries"] == pytest.approx(m["detectable_change"] * 67)
+    queries = math.ceil(m["detectable_queries"] - 1e-9)
+    assert m["noise"] == (f"with 67 queries, changes under ±{m['detectable_change']:.3f} recall@5 "
+                          f"({queries} queries) are inside the noise")
+    assert main(argv[:-1]) == 0
+    assert m["noise"] in capsys.readouterr().out

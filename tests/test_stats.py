@@ -150,3 +150,50 @@ def test_a_matrix_of_metrics_gets_the_numbers_each_row_gets_alone():
         alone = paired_test(row, flips=2000, seed=11)
         assert (test.p_value, test.ci95, test.mean) == (alone.p_value, alone.ci95, alone.mean)
         assert alone.p_value == sign_flip_p(row, 2000, 11)
+
+
+# ---- the detectable change ---------------------------------------------------------------------------------
+
+
+def _simulated_power(diffs, shift, resamples=1500, seed=99):
+    """Resample the observed differences, centred and shifted, and run the real test on each resample."""
+    from ragdiff.core.stats import sign_flip_p
+
+    d = np.asarray(diffs, dtype=float)
+    rng = np.random.default_rng(seed)
+    drawn = (d - d.mean() + shift)[rng.integers(0, len(d), size=(resamples, len(d)))]
+    p = sign_flip_p(drawn, flips=2000, seed=seed + 1)
+    return float(np.mean(p < 0.05))
+
+
+@pytest.mark.parametrize("case", ["recall-like n=67", "graded n=50", "skewed n=40"])
+def test_detectable_change_agrees_with_a_simulation(case):
+    from ragdiff.core.stats import DETECT_RESAMPLES, detectable_change
+
+    rng = np.random.default_rng(14)
+    d = {"recall-like n=67": lambda: rng.choice([-1.0, 0.0, 1.0], size=67, p=[0.1, 0.8, 0.1]),
+         "graded n=50": lambda: rng.normal(0.01, 0.2, size=50),
+         "skewed n=40": lambda: rng.exponential(0.2, size=40) - 0.2}[case]()
+    m = detectable_change(d)
+    assert 0 < m < 1
+    sims = 1500
+    # Monte-Carlo error of both estimates of the power (ours from DETECT_RESAMPLES resamples), 3 sigma
+    tol = 3 * math.sqrt(0.8 * 0.2 / sims + 0.8 * 0.2 / DETECT_RESAMPLES)
+    up, down = _simulated_power(d, m), _simulated_power(d, -m)
+    # it is the larger of the shift up and the shift down: the harder direction is found 80% of the time
+    assert abs(min(up, down) - 0.8) <= tol, (up, down)
+    # a shift well under it is detected clearly less often: the test can fail
+    assert min(_simulated_power(d, 0.6 * m), _simulated_power(d, -0.6 * m)) < 0.8 - tol
+
+
+def test_detectable_change_is_seeded_and_shared_across_rows():
+    from ragdiff.core.stats import detectable_change
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0, 0.3, size=60), rng.choice([-1.0, 0.0, 1.0], size=60)
+    assert detectable_change(a) == detectable_change(a)
+    both = detectable_change(np.vstack([a, b]))
+    assert list(both) == [detectable_change(a), detectable_change(b)]
+    assert math.isnan(detectable_change(np.zeros(40)))  # nothing changed: no noise to measure
+    assert detectable_change(a, seed=1) != detectable_change(a)
+    assert abs(detectable_change(a, seed=1) - detectable_change(a)) < 0.1 * detectable_change(a)

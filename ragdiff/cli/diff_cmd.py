@@ -341,11 +341,22 @@ def _verdicts(console, c: dict) -> None:
         _say(console, Text(report.by_hand_note(c), style="bold yellow"))
         for m in c["metrics"].values():
             _say(console, Text(f"  {m['summary']}"))
-        return
-    _say(console, Text("Verdict", style="bold"))
+    else:
+        _say(console, Text("Verdict", style="bold"))
+        for m in c["metrics"].values():
+            style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
+            _say(console, Text(f"  {m['sentence']}", style=style))
+
+
+def _noise(console, c: dict) -> None:
+    """Per metric, the smallest change this many queries can tell from noise (DESIGN: in numbers)."""
+    from rich.text import Text
+
+    alpha = c["settings"]["alpha"]
+    _say(console, Text(f"Smallest change this set detects (α = {alpha:g}, power 0.8, from the per-query "
+                       "differences)", style="bold"))
     for m in c["metrics"].values():
-        style = {"gain": "green", "drop": "red"}.get(m["verdict"], "")
-        _say(console, Text(f"  {m['sentence']}", style=style))
+        _say(console, Text(f"  {m['noise']}"))
 
 
 def _details(console, c: dict, show: int) -> None:
@@ -433,6 +444,7 @@ def print_report(doc: dict, show: int) -> None:
         _verdicts(console, c)
         if not c["by_hand"] and len(cs) == 1:
             _say(console, Text(f"  ({report.method_note(c)})", style="dim"))
+        _noise(console, c)
         console.print()
         _details(console, c, show)
         if c is not cs[-1]:

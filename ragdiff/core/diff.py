@@ -15,10 +15,12 @@ import polars as pl
 from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
-from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, paired_tests
+from ragdiff.core.stats import (DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, detectable_change,
+                                paired_tests)
 from ragdiff.core import words
 
-MIN_QUERIES_FOR_VERDICT = 30  # the lesson: under about thirty queries, read the results by hand
+MIN_QUERIES_FOR_VERDICT = 30
+POWER = 0.8  # the detectable change: found by the test 80% of the time  # the lesson: under about thirty queries, read the results by hand
 JUDGED_GAP = 0.10  # judged@k gap between the runs above which the less-judged run's scores are understated
 RBO_P = 0.9
 
@@ -75,6 +77,7 @@ class MetricDiff:
     summary: str = ""  # the numbers alone: 'recall@5 +0.040 = +2 of 50 queries, p = 0.62'
     # set when several runs share one baseline: p corrected for every test in the table (Holm), and the
     # verdict and sentence then read it
+    detectable: float = math.nan  # smallest change the test finds 80% of the time (either way); nan: no spread
     p_adjusted: float | None = None
     adjustment: str | None = None  # "Holm"
 
@@ -90,6 +93,28 @@ class MetricDiff:
     @property
     def significant(self) -> bool:
         return self.verdict in ("gain", "drop")
+
+    @property
+    def noise_words(self) -> str:
+        """'with 67 queries, changes under ±0.060 recall@5 (4 queries) are inside the noise'."""
+        value = self.detectable
+        if self.n == 0:
+            return f"{self.name}: no query to compare"
+        if value != value:
+            return f"{self.name}: no query changed, so there is no noise to measure"
+        if math.isinf(value):
+            return f"with {self.n} queries, no change of {self.name} can pass the test"
+        worth = value * self.n
+        if self.metric.spec.percent:
+            size = f"±{value * 100:.0f} points of {self.name}"
+        else:
+            size = f"±{_fmt(value)} {self.name}"
+        if self.metric.spec.counts_queries:
+            count = math.ceil(worth - 1e-9)
+            queries = f"{count} {'query' if count == 1 else 'queries'}"
+        else:
+            queries = f"≈{worth:.1f} queries' worth"
+        return f"with {self.n} queries, changes under {size} ({queries}) are inside the noise"
 
     @property
     def short_verdict(self) -> str:
@@ -359,10 +384,15 @@ def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: in
     for m in metrics:
         groups.setdefault(tuple(pairs[m].get_column("query_id").to_list()), []).append(m)
     tests = {}
+    detectable: dict[Metric, float] = {}
     for group in groups.values():
         matrix = np.vstack([pairs[m].get_column("delta").to_numpy() for m in group])
         tests.update(zip(group, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)))
-    return [_metric_diff(ev_a, ev_b, m, pairs[m], tests[m], alpha, by_hand) for m in metrics]
+        detectable.update(zip(group, np.atleast_1d(detectable_change(matrix, alpha=alpha, power=POWER, seed=seed))))
+    diffs = [_metric_diff(ev_a, ev_b, m, pairs[m], tests[m], alpha, by_hand) for m in metrics]
+    for md in diffs:
+        md.detectable = float(detectable[md.metric])
+    return diffs
 
 
 def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, pairs: pl.DataFrame, test: PairedTest,

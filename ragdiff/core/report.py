@@ -88,7 +88,8 @@ def _comparison(d: Diff) -> dict:
         entry.update({"ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n, "queries_worth": _num(m.queries_worth),
                       "worth": worth_text(m), "test": m.method, "verdict": m.verdict,
                       "verdict_words": m.verdict_words, "highlight": m.is_quality_change, "summary": m.summary,
-                      "sentence": m.sentence})
+                      "sentence": m.sentence, "detectable_change": _num(m.detectable),
+                      "detectable_queries": _num(m.detectable * m.n) if m.n else None, "noise": m.noise_words})
         metrics[m.name] = entry
     return {
         "queries": {"scored": len(d.scored), "unanswerable": d.unanswerable},

@@ -132,6 +132,72 @@ def bootstrap_ci(diffs, resamples: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED
     return out[0] if given.ndim == 1 else out
 
 
+DETECT_RESAMPLES = 1_000  # resamples of the observed differences
+DETECT_FLIPS = 500  # sign flips each resample is tested with (p down to 1/501: enough to judge p < 0.05)
+
+
+def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.ndarray, n: int, alpha: float,
+                     power: float, direction: float) -> float:
+    """The smallest shift d >= 0 (times `direction`) at which a share `power` of the resamples pass the
+    sign-flip test at `alpha`. A resample's values are its centred draws plus the shift, so its sum is
+    observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d."""
+
+    def share(d: float) -> float:
+        shift = direction * d
+        obs = np.abs(observed + n * shift)
+        flips = np.abs(flipped + shift * signs_sum[:, None])
+        b = np.count_nonzero(flips >= obs[None, :] - 1e-9 * np.maximum(1.0, obs[None, :]), axis=0)
+        return float(np.mean((b + 1) / (flipped.shape[0] + 1) < alpha))
+
+    if 2 / (flipped.shape[0] + 1) >= alpha:  # pragma: no cover - too few flips to reach alpha at all
+        return math.inf
+    # bracket from the normal approximation (z 0.975 + z 0.8 = 2.8 standard errors), then halve 14 times
+    # (to 1/8000 of the bracket: finer than the 3 decimals shown)
+    lo, hi = 0.0, 2 * 2.8 * float(np.sqrt(np.mean(observed * observed))) / n + 1e-12
+    while share(hi) < power:
+        lo, hi = hi, hi * 2
+        if hi > 1e12:
+            return math.inf
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if share(mid) >= power else (mid, hi)
+    # discrete differences (recall@k's -1, 0, 1) make power jump at a shift where sums tie: stand past the jump
+    return hi * (1 + 1e-6)
+
+
+def detectable_change(diffs, alpha: float = 0.05, power: float = 0.8, resamples: int = DETECT_RESAMPLES,
+                      flips: int = DETECT_FLIPS, seed: int = DEFAULT_SEED):
+    """The smallest change of the mean (up or down, whichever is larger) that the paired sign-flip test finds
+    with probability `power` at level `alpha`, from the observed per-query differences: the differences,
+    centred on 0 and shifted by d, resampled with replacement, each resample tested with `flips` random sign
+    flips (one seeded set of draws for every d, so the answer is the same on every run). nan when the
+    differences have no spread (nothing to estimate the noise from).
+
+    A vector gives a float; a matrix (one row per metric, the same queries) one value per row.
+    """
+    given = _as_diffs(diffs)
+    d = _rows(given)
+    n = d.shape[1]
+    out = np.full(d.shape[0], math.nan)
+    if n < 2:
+        return _unwrap(out, given)
+    centred = d - d.mean(axis=1, keepdims=True)
+    rng = np.random.default_rng([seed, 2])
+    signs = rng.integers(0, 2, size=(flips, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+    signs_sum = signs.sum(axis=1)
+    idx = rng.integers(0, n, size=(resamples, n))
+    for row in range(d.shape[0]):
+        if np.ptp(d[row]) == 0:
+            continue
+        drawn = centred[row][idx]  # resamples × n
+        observed = drawn.sum(axis=1)
+        flipped = signs @ drawn.T  # flips × resamples
+        up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0)
+        down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0)
+        out[row] = max(up, down)
+    return _unwrap(out, given)
+
+
 @dataclass(frozen=True)
 class PairedTest:
     n: int
