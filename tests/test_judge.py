@@ -181,3 +181,21 @@ def test_strip_keeps_the_queries(sample_runs, tmp_path):
     shutil.copy2(sample_runs / "gold.yaml", gold)
     before = gold.read_text().count("  - id: ")
     assert len(strip_judgments(gold, 3)) == 3 and gold.read_text().count("  - id: ") == before
+
+
+async def test_the_corpus_hits_keep_the_picked_one_in_view(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    app = judge_app(folder)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await opened(pilot)
+        await type_fast(pilot, "/", "ctrl+u", *"file", "enter")
+        for _ in range(300):
+            if pilot.app.screen is not screen:
+                break
+            await pilot.pause(0.01)
+        hits_screen = pilot.app.screen
+        assert len(hits_screen.hits) == 20  # more than the box shows at 100x30
+        await type_fast(pilot, *["down"] * 15)
+        shown = str(hits_screen.query_one("#hits-list").render())
+        assert hits_screen.cursor == 15 and hits_screen.hits[15].chunk_id in shown
+        assert "16 of 20" in str(hits_screen.query_one("#hits-box").border_subtitle)

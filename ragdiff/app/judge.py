@@ -396,19 +396,23 @@ class HitsScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         box = self.query_one("#hits-box")
         box.border_title = f"the corpus for {clean(self.text)}"
-        box.border_subtitle = "↑/↓ pick · enter judges it · esc back"
-        self._draw()
+        self.call_after_refresh(self._draw)  # once the box has its size
 
     def _draw(self) -> None:
-        out = Text(end="")
-        for i, hit in enumerate(self.hits):
+        # two lines a hit, never wrapped; only the hits that fit are drawn, the cursor's among them
+        box = self.query_one("#hits-box", VerticalScroll)
+        fit = max(1, (box.scrollable_content_region.height or 20) // 2)
+        first = max(0, min(self.cursor - fit // 2, len(self.hits) - fit))
+        lines = []
+        for i, hit in enumerate(self.hits[first:first + fit], start=first):
             style = "reverse bold" if i == self.cursor else ""
             note = " (in the pool)" if hit.chunk_id in self.pooled else ""
-            out.append(f"{clean(hit.chunk_id)}{note}", style=style)
+            head = Text(f"{clean(hit.chunk_id)}{note}", style=style, no_wrap=True, overflow="ellipsis", end="")
             if hit.title:
-                out.append("  " + clean(hit.title), style="bold")
-            out.append("\n   " + clean(hit.snippet) + "\n", style="dim")
-        self.query_one("#hits-list", Static).update(out)
+                head.append("  " + clean(hit.title), style="bold")
+            lines += [head, Text("   " + clean(hit.snippet), style="dim", no_wrap=True, overflow="ellipsis", end="")]
+        self.query_one("#hits-list", Static).update(Text("\n", no_wrap=True, overflow="ellipsis", end="").join(lines))
+        box.border_subtitle = f"{self.cursor + 1} of {len(self.hits)} · ↑/↓ pick · enter judges it · esc back"
 
     def action_move(self, step: int) -> None:
         self.cursor = max(0, min(len(self.hits) - 1, self.cursor + step))
