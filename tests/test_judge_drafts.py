@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from ragdiff.app.widgets.chunk_view import ChunkView
+from ragdiff.app.widgets.pool_list import PoolList
 from ragdiff.cli.main import main
 from ragdiff.core.gold import load_gold
 
@@ -34,6 +35,8 @@ async def test_accept_and_override_drafts_in_the_queue(sample_runs, tmp_path, ca
         screen = await opened(pilot)
         assert (screen.queue.entry_at(screen.position)[1].chunk_id) == order[0][1]
         assert "drafted ☆2 · a accepts" in str(screen.query_one(ChunkView).border_title)
+        pool = screen.query_one(PoolList)
+        assert str(pool.render_row(0, 40)).startswith("☆2") and str(pool.render_row(1, 40)).startswith("☆0")
         # accept ☆2, accept ☆0, override ☆3 with grade 1, override ☆1 with not relevant; leave ☆2 drafted (skip)
         await type_fast(pilot, "a", "a", "1", "x", "s")
         await type_fast(pilot, "a")  # on a chunk with no draft: nothing is decided

@@ -10,6 +10,7 @@ from rich.text import Text
 from ragdiff.app.text import clean, fit
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.ranked_list import label_cell
+from ragdiff.core import vocab
 from ragdiff.core.pool import JudgeQueue
 
 RUN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -44,7 +45,8 @@ class PoolList(LineList, can_focus=False):
         if (qid, entry.chunk_id) in queue.in_flight and not queue.is_judged(qid, entry.chunk_id):
             mark, css = "…  ", "rank--dim"
         else:
-            mark, css = label_cell(level if queue.is_judged(qid, entry.chunk_id) else None, grade)
+            shown = level if queue.is_judged(qid, entry.chunk_id) or level == vocab.DRAFTED else None
+            mark, css = label_cell(shown, grade)  # a draft shows as the model's proposal, ☆n
         ranks = Text(no_wrap=True, end="")
         if entry.pooled:
             for letter, rank in zip(RUN_LETTERS, entry.ranks):

@@ -41,7 +41,7 @@ def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> t
     ★3 gold, ◆ evidence, · not relevant, ? unjudged."""
     if level is None or (grade is not None and grade < 0):
         level = vocab.UNJUDGED
-    mark = vocab.glyph(level, grade if level == vocab.GOLD else None)
+    mark = vocab.glyph(level, grade if level in (vocab.GOLD, vocab.DRAFTED) else None)
     css = _CELL_CLASS[level]
     if level == vocab.GOLD and not relevant:
         css = "rank--gold-low"
