@@ -1,17 +1,28 @@
-# Each target makes its own virtual environment when it is missing.
+# Each target makes its own virtual environment when it is missing, and says what it is doing while it installs
+# (pip's own progress lines follow). `make demo` installs ragdiff alone; `make test` adds the test extras.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+APP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
+PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: demo test sample bench screenshots clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
-	touch $(STAMP)
+$(PY):
+	@echo "make: creating $(VENV) (first run only)"
+	python3 -m venv $(VENV)
 
-demo: $(STAMP)
+$(APP): pyproject.toml | $(PY)
+	@echo "make: installing ragdiff and its dependencies into $(VENV) (first run only) ..."
+	$(PIP) install -e .
+	touch $(APP)
+
+$(STAMP): pyproject.toml | $(PY)
+	@echo "make: installing ragdiff and its test dependencies into $(VENV) (first run only) ..."
+	$(PIP) install -e '.[test]'
+	touch $(STAMP) $(APP)
+
+demo: $(APP)
 	$(VENV)/bin/ragdiff demo
 
 test: $(STAMP)
@@ -23,12 +34,12 @@ screenshots: $(STAMP)
 # torch first and pinned: the CPU build on this machine's disk, not the multi-GB CUDA build a bare
 # dependency would pull
 sample: $(STAMP)
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[sample]' torch==2.13.0
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[sample]' torch==2.13.0
 	$(PY) scripts/build_sample_runs.py
 
 bench: $(STAMP)
-	$(PY) -m pip install -q -e '.[bench]'
+	$(PIP) install -q -e '.[bench]'
 	$(PY) bench/run_bench.py
 
 clean:

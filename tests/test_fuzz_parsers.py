@@ -1,7 +1,7 @@
 """Fuzzing: valid files of every format, generated and then mutated; each parser loads or raises InputError.
 
-RAGDIFF_FUZZ_EXAMPLES sets the examples per format: 250 by default (3,000 a run, about 25 s);
-RAGDIFF_FUZZ_EXAMPLES=1000 gives the 12,000-example run reported on issue 8.
+RAGDIFF_FUZZ_EXAMPLES sets the examples per format (tests/counts.py: 60 for `make test`, 250 in CI, 3,000 a
+run, about 25 s); RAGDIFF_FUZZ_EXAMPLES=1000 gives the 12,000-example run reported on issue 8.
 """
 
 import json
@@ -14,8 +14,9 @@ from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
 from ragdiff.core.gold import load_gold
 from ragdiff.core.runs import load_run
+from counts import count
 
-EXAMPLES = int(os.environ.get("RAGDIFF_FUZZ_EXAMPLES", "250"))
+EXAMPLES = count("RAGDIFF_FUZZ_EXAMPLES")
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

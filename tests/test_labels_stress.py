@@ -1,6 +1,7 @@
 """Faults while reviewing: SIGKILL during a burst of marks, and two reviewers marking one file at once.
 
-RAGDIFF_KILL_ITERATIONS and RAGDIFF_CONCURRENT_ITERATIONS make the loops longer than CI's default.
+RAGDIFF_KILL_ITERATIONS and RAGDIFF_CONCURRENT_ITERATIONS set the rounds (tests/counts.py: quick for `make
+test`, CI sets 4 and 2; more for a soak).
 """
 
 import json
@@ -15,9 +16,10 @@ import time
 import polars as pl
 
 from ragdiff.core.gold import load_gold
+from counts import count
 
-KILL_ITERATIONS = int(os.environ.get("RAGDIFF_KILL_ITERATIONS", "4"))
-CONCURRENT_ITERATIONS = int(os.environ.get("RAGDIFF_CONCURRENT_ITERATIONS", "2"))
+KILL_ITERATIONS = count("RAGDIFF_KILL_ITERATIONS")
+CONCURRENT_ITERATIONS = count("RAGDIFF_CONCURRENT_ITERATIONS")
 
 LABELS = textwrap.dedent("""\
     # stress test labels: comments must survive every write

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
 from ragdiff.core.runs import Run, _order
+from counts import count
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -109,19 +110,19 @@ def check_per_query(data, unanswerable_as_zero=False):
     return ev, theirs, names
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections())
 def test_per_query_values_equal_pytrec_eval(data):
     check_per_query(data)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections(ties=True))
 def test_per_query_values_equal_pytrec_eval_with_ties(data):
     check_per_query(data)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collections(ties=True))
 def test_unanswerable_as_zero_means_equal_trec_eval_c(data):
     """trec_eval -c: the mean over every query the qrels know, a query the run lacks scoring 0 — and a query
