@@ -49,11 +49,11 @@ def test_main_screen_at(size, sample_runs, tmp_path, snap_compare):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_help_screen_at(size, sample_runs, tmp_path, snap_compare):
+def test_help_screen_at(size, lesson, snap_compare):
     """`?` at every size: keys and the legend, nothing cut at the right, no binding ids; keys and legend side
-    by side from 130 columns, stacked (and scrolling) below."""
-    assert snap_compare(sample_app(sample_runs, tmp_path), terminal_size=size, run_before=_settle,
-                        press=["question_mark"])
+    by side from 130 columns, stacked (and scrolling) below. (The lesson's small files: the help does not
+    depend on the data, and they load faster.)"""
+    assert snap_compare(lesson_app(lesson), terminal_size=size, run_before=_settle, press=["question_mark"])
 
 
 def test_main_screen(lesson, snap_compare):

@@ -61,46 +61,55 @@ def check_rows(app, widget: RankedList, lines: list[str]) -> int:
     return len(rows)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-async def test_ids_ranks_and_header_are_whole_at_every_size(size, sample_runs, tmp_path, screen, settled):
-    app = sample_app(sample_runs, tmp_path)
-    async with app.run_test(size=size) as pilot:
-        await settled(pilot)
-        lines = screen(app)
-        text = "\n".join(lines)
-        header = app.query_one("#header")
-        head = "\n".join(lines[header.region.y:header.region.bottom])
-        assert "k=5 depth=50" in head
-        assert not re.search(r"\d…", head), head  # no number is cut
-        for metric in app.model.header.metrics:  # every metric of the header is there at every size
-            assert metric.label + " " in head, (metric.label, head)
-        filters = app.query_one("#filters")
-        bar = "\n".join(lines[filters.region.y:filters.region.bottom])
-        for key, count in app.model.filter_counts().items():
-            assert re.search(rf" {count} ", bar + " "), (key, count, bar)
-        shown = [w for w in app.query(RankedList) if w.display]
-        assert len(shown) == (2 if size[0] >= THREE_PANES else 1)
-        checked = 0
-        for widget in shown:
-            checked += check_rows(app, widget, lines)
-            for y in range(widget.content_region.y, widget.content_region.bottom):
-                assert not re.search(r"[#\d]…", lines[y][widget.region.x:widget.region.right])
-        assert checked >= 5  # rows were on screen to check
-        assert "? help" in lines[-1] and "q quit" in lines[-1]
-        assert "…" not in text.split("\n")[-1]
+async def check_size(app, pilot, size, screen) -> None:
+    lines = screen(app)
+    text = "\n".join(lines)
+    header = app.query_one("#header")
+    head = "\n".join(lines[header.region.y:header.region.bottom])
+    assert "k=5 depth=50" in head, size
+    assert not re.search(r"\d…", head), head  # no number is cut
+    for metric in app.model.header.metrics:  # every metric of the header is there at every size
+        assert metric.label + " " in head, (size, metric.label, head)
+    filters = app.query_one("#filters")
+    bar = "\n".join(lines[filters.region.y:filters.region.bottom])
+    for key, count in app.model.filter_counts().items():
+        assert re.search(rf" {count} ", bar + " "), (size, key, count, bar)
+    shown = [w for w in app.query(RankedList) if w.display]
+    assert len(shown) == (2 if size[0] >= THREE_PANES else 1), size
+    checked = 0
+    for widget in shown:
+        checked += check_rows(app, widget, lines)
+        for y in range(widget.content_region.y, widget.content_region.bottom):
+            assert not re.search(r"[#\d]…", lines[y][widget.region.x:widget.region.right]), (size, lines[y])
+    assert checked >= 5, size  # rows were on screen to check
+    assert "? help" in lines[-1] and "q quit" in lines[-1] and "…" not in lines[-1], size
 
-        # the help screen: inside the screen, its right border drawn on every line, no binding ids
-        await pilot.press("question_mark")
-        await pilot.pause()
-        lines = screen(app)
-        box = app.screen.query_one("#help-box")
-        assert box.region.right <= size[0] and box.region.bottom <= size[1]
-        for y in range(box.region.y + 1, box.region.bottom - 1):
-            assert lines[y][box.region.right - 1] == "│", (y, lines[y])
-        assert "label.gold" not in "\n".join(lines) and "app.help" not in "\n".join(lines)
-        box.scroll_end(animate=False)
-        await pilot.pause()
-        assert "the k the header is at" in "\n".join(screen(app))  # the last line of the legend is reachable
+    # the help screen: inside the screen, its right border drawn on every line, no binding ids
+    await pilot.press("question_mark")
+    await pilot.pause()
+    lines = screen(app)
+    box = app.screen.query_one("#help-box")
+    assert box.region.right <= size[0] and box.region.bottom <= size[1], size
+    for y in range(box.region.y + 1, box.region.bottom - 1):
+        assert lines[y][box.region.right - 1] == "│", (size, y, lines[y])
+    assert "label.gold" not in "\n".join(lines) and "app.help" not in "\n".join(lines)
+    box.scroll_end(animate=False)
+    await pilot.pause()
+    assert "the k the header is at" in "\n".join(screen(app)), size  # the legend's last line is reachable
+    await pilot.press("escape")
+    await pilot.pause()
+
+
+async def test_ids_ranks_and_header_are_whole_at_every_size(sample_runs, tmp_path, screen, settled):
+    """One review, the terminal resized through 80x24, 100x30, 140x40 and 200x50 (and back to 80x24)."""
+    app = sample_app(sample_runs, tmp_path)
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await settled(pilot)
+        for size in [*SIZES, SIZES[0]]:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            assert app.size == size
+            await check_size(app, pilot, size, screen)
 
 
 async def test_narrow_terminal_shows_one_run_and_switches(sample_runs, tmp_path, settled):
@@ -117,14 +126,15 @@ async def test_narrow_terminal_shows_one_run_and_switches(sample_runs, tmp_path,
         assert app.focused is a and a.display and not b.display
         await pilot.press("o", "shift+tab")  # B, then back to A
         assert app.focused is a and a.display
-        await pilot.resize_terminal(140, 40) if hasattr(pilot, "resize_terminal") else None
+        await pilot.resize_terminal(140, 40)  # wide again: both lists, side by side
         await pilot.pause()
-        if app.size.width >= THREE_PANES:
-            assert a.display and b.display
+        assert a.display and b.display and "o:" not in str(a.border_subtitle)
 
 
-async def test_selected_query_is_on_screen_after_search_and_escape(sample_runs, tmp_path, settled):
-    """`/gzip enter esc`: the search is cleared and the query found stays selected — and on screen."""
+async def test_search_escape_long_status_and_unjudged_look(sample_runs, tmp_path, screen, settled):
+    """At 140x40: after `/gzip enter esc` the query found stays selected and on screen; a long status
+    message wraps whole; · (judged not relevant) and ? (unjudged) differ in more than glyph and colour (a
+    reversed ? and an italic id for unjudged, a dimmed id for not relevant — visible without colour)."""
     app = sample_app(sample_runs, tmp_path)
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
@@ -135,11 +145,6 @@ async def test_selected_query_is_on_screen_after_search_and_escape(sample_runs, 
         top = int(queries.scroll_offset.y)
         assert top <= queries.cursor < top + queries.scrollable_content_region.height
 
-
-async def test_long_status_message_wraps_whole(sample_runs, tmp_path, screen, settled):
-    app = sample_app(sample_runs, tmp_path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
         message = ("q01: json.dumps#0 is now gold ★3; the query's gold list became a graded map so the grade "
                    "could be written; saved to /a/rather/long/folder/name/that/goes/on/gold.yaml (journal beside it)")
         app.set_status(message)
@@ -149,18 +154,11 @@ async def test_long_status_message_wraps_whole(sample_runs, tmp_path, screen, se
                          for line in screen(app)[status.region.y:status.region.bottom])
         assert " ".join(drawn.split()) == message
 
-
-async def test_not_relevant_and_unjudged_differ_in_more_than_glyph_and_colour(sample_runs, tmp_path, settled):
-    """· (judged not relevant) and ? (unjudged) also differ in text style: a reversed ? and an italic id for
-    unjudged, a dimmed id for not relevant — visible on a terminal without colour."""
-    app = sample_app(sample_runs, tmp_path)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settled(pilot)
         widget = app.query_one("#list-a", RankedList)
         styles = {}
-        for item in widget.items:
+        for index, item in enumerate(widget.items):
             if item.kind == "row" and item.row.level in ("not_relevant", None) and item.row.level not in styles:
-                line = widget.render_row(widget.items.index(item), 60)
+                line = widget.render_row(index, 60)
                 mark = next(span for span in line.spans if line.plain[span.start:span.end].strip() in ("·", "?"))
                 chunk = next(span for span in line.spans if item.row.chunk_id in line.plain[span.start:span.end])
                 styles[item.row.level] = (mark.style, chunk.style)

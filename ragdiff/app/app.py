@@ -202,7 +202,7 @@ class ReviewApp(OrderedKeysApp):
             self.query_one(f"#list-{side}", RankedList).border_subtitle = k + hint
 
     def on_resize(self) -> None:
-        self._run_subtitles()
+        self.call_after_refresh(self._run_subtitles)  # once the new size is the app's
 
     def action_other_run(self) -> None:
         self._show_run("b" if self.active_side == "a" else "a", focus=True)
