@@ -96,7 +96,8 @@ def test_header_while_p_values_are_recomputed(sample_runs, tmp_path, snap_compar
     assert snap_compare(app, terminal_size=SIZE, run_before=mark_and_hold)
 
 
-def test_judge_screen(sample_runs, tmp_path, snap_compare):
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_judge_screen(size, sample_runs, tmp_path, snap_compare):
     """`ragdiff judge` on the demo with q01's judgments removed: its pool, unjudged first, the chunk text
     over most of the screen with the query's words marked, progress for the pool and the query."""
     import shutil
@@ -116,4 +117,4 @@ def test_judge_screen(sample_runs, tmp_path, snap_compare):
         await pilot.press("3", "x")
         await _settle(pilot)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=judge_two)
+    assert snap_compare(app, terminal_size=size, run_before=judge_two)

@@ -165,3 +165,28 @@ async def test_search_escape_long_status_and_unjudged_look(sample_runs, tmp_path
         (nr_mark, nr_id), (un_mark, un_id) = styles["not_relevant"], styles[None]
         assert un_mark.reverse and not nr_mark.reverse
         assert un_id.italic and not nr_id.italic
+
+
+async def test_judge_is_whole_at_every_size(sample_runs, tmp_path, screen):
+    """`ragdiff judge` resized through the four sizes: the header and the query line wrap rather than lose
+    their ends (top 10 each, this query 0/12 judged), and no rank in the pool is cut."""
+    from ragdiff.app.judge import JudgeApp, JudgeInputs
+
+    from test_judge import opened, strip_judgments
+
+    for name in FILES:
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    strip_judgments(tmp_path / "gold.yaml", 1)
+    app = JudgeApp(JudgeInputs(runs=[tmp_path / "bm25.jsonl", tmp_path / "dense.jsonl"], gold=tmp_path / "gold.yaml",
+                               corpus=tmp_path / "corpus.jsonl", reviewer="tester"))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await opened(pilot)
+        for size in SIZES:
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            lines = screen(app)
+            top = " ".join(" ".join(line.split()) for line in lines[:4])
+            assert "top 10 each · gold.yaml" in top and "this query 0/12 judged" in top, (size, top)
+            pool = app.screen.query_one("#judge-pool")
+            for y in range(pool.region.y, pool.region.bottom):
+                assert not re.search(r"[AB]\d*…", lines[y][pool.region.x:pool.region.right]), (size, lines[y])

@@ -128,12 +128,12 @@ class JudgeScreen(Screen):
     def show_position(self) -> None:
         queue = self.queue
         judged, total = queue.progress()
-        # the progress first: at 80 or 100 columns the end of the line is what gets cut
+        # the progress first; at 80 or 100 columns the line wraps to a second rather than losing its end
         header = Text.assemble((" ragdiff judge ", "bold reverse"), " ", (f"{judged}/{total} judged", "bold"),
                                f" ({judged / total:.0%})" if total else "",
                                f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
                                f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each · ",
-                               clean(self.label_name), no_wrap=True, end="", overflow="ellipsis")
+                               clean(self.label_name), end="")  # wraps (app.tcss): no number is cut
         self.query_one("#judge-header", Static).update(header)
         pool = self.query_one(PoolList)
         view = self.query_one(ChunkView)
@@ -145,7 +145,7 @@ class JudgeScreen(Screen):
         done, size = queue.query_progress(qid)
         line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
                              "  ", clean(queue.texts.get(qid, "")), "  · this query ",
-                             (f"{done}/{size} judged", "bold"), no_wrap=True, end="", overflow="ellipsis")
+                             (f"{done}/{size} judged", "bold"), end="")  # wraps: the count is never cut
         self.query_one("#judge-query", Static).update(line)
         pool.show(queue, qid, self.position.entry)
         pool.border_title = f"pool {clean(qid)} {done}/{size}"
