@@ -58,7 +58,8 @@ class MissedGold:
     rank: int | None  # where this run put it (beyond k), None when it did not retrieve it
 
 
-@dataclass(frozen=True)
+# slots, not frozen: set_k makes one per query (10,000 frozen ones cost ~10 ms of CPU per k, these ~1 ms)
+@dataclass(slots=True)
 class QueryRow:
     query_id: str
     text: str
@@ -354,12 +355,12 @@ class ReviewModel:
 
     def _query_rows(self, table: pl.DataFrame) -> dict[str, QueryRow]:
         in_a, in_b = self._index["a"], self._index["b"]
+        columns = [table.get_column(c).to_list() for c in (
+            "query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a", "ndcg_b",
+            "unjudged_a", "unjudged_b")]  # a list per column, zipped: cheaper than iter_rows over 10,000 rows
         return {
-            q: QueryRow(query_id=q, text=t, position=pos, unanswerable=un, hit_a=ha, hit_b=hb, rr_a=ra, rr_b=rb,
-                        ndcg_a=na, ndcg_b=nb, unjudged_a=ua, unjudged_b=ub, in_a=q in in_a, in_b=q in in_b)
-            for q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub in table.select(
-                "query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a",
-                "ndcg_b", "unjudged_a", "unjudged_b").iter_rows()
+            q: QueryRow(q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub, q in in_a, q in in_b)
+            for q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub in zip(*columns)
         }
 
     def _rescore_one(self, qid: str) -> None:
