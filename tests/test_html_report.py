@@ -1,6 +1,7 @@
 """`ragdiff report`: one self-contained HTML page that parses, references nothing outside itself, and shows
 text from files as data."""
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -118,13 +119,13 @@ def test_report_shows_every_flipped_query_side_by_side(tmp_path, capsys):
     # the metric table: one row per metric in the document, the verdict words beside it
     for name, m in doc["metrics"].items():
         assert re.search(rf'<td class="id">{re.escape(name)}</td>.*?{re.escape(m["verdict_words"])}</td>', text)
+    for m in doc["metrics"].values():  # the smallest detectable change, a click away
+        assert f"<li>{html.escape(m['noise'])}</li>" in text
     # which k: one line per run, as an inline SVG
     assert page.tags.count("svg") >= 1 and page.tags.count("polyline") == 2
 
 
 def test_report_marks_labels_with_the_vocabulary_and_holds_chunk_text(tmp_path, capsys):
-    import html
-
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.gold import load_gold
 

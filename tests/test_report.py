@@ -75,6 +75,10 @@ def test_markdown_table_has_one_row_per_metric_and_the_flips_of_json(capsys):
     assert len(flip_tables) == 2
     assert [r[0] for r in flip_tables[0]["rows"]] == doc["flips"]["hit_to_miss"]
     assert [r[0] for r in flip_tables[1]["rows"]] == doc["flips"]["miss_to_hit"]
+    # each metric's smallest detectable change, in the document's words, collapsed under the table
+    from ragdiff.core.report import md_text
+    for m in doc["metrics"].values():
+        assert f"- {md_text(m['noise'])}" in md
     # where the first gold chunk went, as --json says
     ranks = {f["query_id"]: f for f in doc["flipped_queries"]}
     for t in flip_tables:

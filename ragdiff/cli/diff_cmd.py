@@ -352,9 +352,9 @@ def _noise(console, c: dict) -> None:
     """Per metric, the smallest change this many queries can tell from noise (DESIGN: in numbers)."""
     from rich.text import Text
 
-    alpha = c["settings"]["alpha"]
-    _say(console, Text(f"Smallest change this set detects (α = {alpha:g}, power 0.8, from the per-query "
-                       "differences)", style="bold"))
+    from ragdiff.core import report
+
+    _say(console, Text(report.noise_heading(c), style="bold"))
     for m in c["metrics"].values():
         _say(console, Text(f"  {m['noise']}"))
 

@@ -16,7 +16,8 @@ from ragdiff.core import vocab
 from ragdiff.core import fmt
 from ragdiff.core.report import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta, cell_p,
                                  cell_value,
-                                 cell_worth, comparisons, first_gold, method_note, overlap_line, scope_line)
+                                 cell_worth, comparisons, first_gold, method_note, noise_heading, overlap_line,
+                                 scope_line)
 from ragdiff.core.visible import visible
 
 # one colour and one dash pattern per run, so the plot reads in grey print too
@@ -63,6 +64,7 @@ ol.ranked li { border-bottom: 1px dotted var(--rule); }
 ol.ranked li.cut { border-bottom: 2px solid var(--fg); font-size: .75rem; color: var(--dim); text-align: center; }
 summary { cursor: pointer; display: flex; gap: .5rem; align-items: baseline; padding: .12rem 0; }
 summary .id { flex: 1; overflow-wrap: anywhere; }
+details.noise > summary { display: list-item; font-size: .9rem; }
 .rank { min-width: 2.2rem; text-align: right; color: var(--dim); }
 .glyph { min-width: 1.8rem; text-align: center; border-radius: 3px; }
 .other { color: var(--dim); white-space: nowrap; }
@@ -145,7 +147,9 @@ def _verdicts(c: dict) -> list[str]:
     for m in c["metrics"].values():
         cls = m["verdict"] if m["highlight"] else ""
         items.append(f'<li class="{cls}">{esc(m["sentence"])}</li>')
-    return ['<ul class="verdicts">', *items, "</ul>"]
+    noise = [f"<li>{esc(m['noise'])}</li>" for m in c["metrics"].values()]
+    return ['<ul class="verdicts">', *items, "</ul>", f'<details class="noise"><summary>{esc(noise_heading(c))}'
+            "</summary><ul>", *noise, "</ul></details>"]
 
 
 def which_k_svg(curves: dict[str, list[float]], k: int, width: int = 640, height: int = 300) -> str:

@@ -228,6 +228,14 @@ def cell_worth(m: dict) -> str:
     return m["worth"]
 
 
+def noise_heading(c: dict) -> str:
+    """The heading over each metric's smallest detectable change (the sentences are the document's `noise`)."""
+    from ragdiff.core.diff import POWER
+
+    return (f"Smallest change this set detects (α = {c['settings']['alpha']:g}, power {POWER:g}, from the "
+            "per-query differences)")
+
+
 def overlap_line(ov: dict) -> str:
     """How far the ranked lists moved, in one line (the document's overlap)."""
     return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard {ov['mean_jaccard']:.2f}, "
@@ -348,11 +356,19 @@ def _md_opportunity(c: dict, show: int | None) -> list[str]:
     return out
 
 
+def _md_noise(c: dict) -> list[str]:
+    """Each metric's smallest detectable change, collapsed: the table says the verdicts, this says why."""
+    return ["<details>", f"<summary>{md_text(noise_heading(c))}</summary>", ""] + \
+        [f"- {md_text(m['noise'])}" for m in c["metrics"].values()] + ["", "</details>", ""]
+
+
 def _md_comparison_body(c: dict, with_metrics: bool, show: int | None) -> list[str]:
     show = None if c["by_hand"] else show  # under 30 queries every flip is listed, to be read by hand
     out: list[str] = []
     if with_metrics:
         out += _md_metrics_two(c) + [""]
+    if not c["by_hand"]:
+        out += _md_noise(c)
     if c["by_hand"]:
         out += [f"**{by_hand_note(c)}**", ""]
     k = c["settings"]["k"]
