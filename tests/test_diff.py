@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
@@ -439,3 +440,46 @@ def test_diff_says_the_smallest_detectable_change(capsys, sample_runs):
                           f"({queries} queries) are inside the noise")
     assert main(argv[:-1]) == 0
     assert m["noise"] in capsys.readouterr().out
+
+
+def test_diff_shows_the_unjudged_bound_for_rrf(capsys, sample_runs):
+    """rrf's top 5 is not fully judged (judged@5 < 1): diff gives its upper bound, how many unjudged chunks stand
+    behind it, and whether the verdict could flip."""
+    argv = ["diff", str(sample_runs / "bm25.jsonl"), str(sample_runs / "rrf.jsonl"), "--gold",
+            str(sample_runs / "gold.yaml")]
+    assert main(argv + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    gold = load_gold(sample_runs / "gold.yaml")
+    rrf = evaluate(load_run(sample_runs / "rrf.jsonl"), gold, EvalSettings(), [Metric("judged", 5)])
+    judged = rrf.per_query["judged@5"]
+    assert judged.mean() < 1
+    returned = load_run(sample_runs / "rrf.jsonl").frame.group_by("query_id").len()
+    shown = rrf.per_query.join(returned, on="query_id").select(
+        ((1 - pl.col("judged@5")) * pl.min_horizontal(pl.col("len"), 5)).sum()).item()
+    u = doc["metrics"]["recall@5"]["unjudged"]
+    assert u["b"]["unjudged"] == round(shown) > 0 and u["a"]["unjudged"] == 0
+    assert u["b"]["upper_bound"] > doc["metrics"]["recall@5"]["b"]
+    assert u["a"]["upper_bound"] == doc["metrics"]["recall@5"]["a"]
+    assert u["could_flip"] is False and "the verdict stands" in u["sentence"]  # A, the lower run, has none
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"recall@5 (top 5): A ≤ {u['a']['upper_bound']:.3f} (0 unjudged), B ≤ {u['b']['upper_bound']:.3f} " \
+           f"({u['b']['unjudged']} unjudged)" in out
+
+
+def test_diff_says_when_unjudged_chunks_could_flip_the_verdict(capsys, tmp_path):
+    """B drops 20 of 40 queries, each to an unjudged chunk at rank 1: were they relevant, there is no drop."""
+    qrels = "".join(f"q{i} 0 g{i} 1\n" for i in range(40))
+    a = "".join(f"q{i} Q0 g{i} 1 1.0 a\n" for i in range(40))
+    b = "".join(f"q{i} Q0 {'g' if i % 2 else 'new'}{i} 1 1.0 b\n" for i in range(40))
+    paths = [tmp_path / n for n in ("qrels.txt", "a.txt", "b.txt")]
+    for path, text in zip(paths, (qrels, a, b)):
+        path.write_text(text)
+    assert main(["diff", str(paths[1]), str(paths[2]), "--gold", str(paths[0]), "--gold-format", "qrels",
+                 "--metrics", "recall@5", "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]["recall@5"]
+    assert m["verdict"] == "drop"
+    u = m["unjudged"]
+    assert u["b"]["unjudged"] == 20 and u["b"]["upper_bound"] == 1.0 and u["relabelled"] == "b"
+    assert u["if_relabelled"]["verdict"] == "same" and u["could_flip"] is True
+    assert "the verdict could flip" in u["sentence"]

@@ -75,3 +75,75 @@ def test_every_spec_round_trips_its_name_and_aliases():
                 assert parse_metric(alias.format(k=7)) == Metric(family, 7)
             else:
                 assert parse_metric(alias) == Metric(family, None)
+
+
+# ---- the unjudged upper bound --------------------------------------------------------------------------------
+
+QRELS = """q1 0 a 2
+q1 0 b 0
+q1 0 c 1
+q1 0 z 3
+q2 0 d 1
+q2 0 e 0
+q2 0 f -1
+q3 0 g 1
+"""
+# unjudged in the top 5: q1 x (rank 1), y (4); q2 f (grade -1: unjudged, rank 2), w (3); q3 h (1)
+RUN = """q1 Q0 x 1 9 r
+q1 Q0 b 2 8 r
+q1 Q0 a 3 7 r
+q1 Q0 y 4 6 r
+q1 Q0 c 5 5 r
+q1 Q0 u 6 4 r
+q2 Q0 e 1 9 r
+q2 Q0 f 2 8 r
+q2 Q0 w 3 7 r
+q2 Q0 d 4 6 r
+q3 Q0 h 1 9 r
+q3 Q0 g 2 8 r
+"""
+PROMOTED = {("q1", "x"), ("q1", "y"), ("q2", "f"), ("q2", "w"), ("q3", "h")}
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_upper_bound_is_the_metric_with_the_unjudged_chunks_made_relevant(tmp_path, threshold):
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    names = ["recall@5", "recall_frac@5", "precision@5", "mrr", "mrr@5", "ndcg@5", "ndcg", "map", "map@5", "rprec",
+             "bpref", "recall@2", "precision@3"]
+    metrics = [parse_metric(n) for n in names]
+    settings = EvalSettings(k=5, depth=10, threshold=threshold)
+    run = load_run(write(tmp_path / "run.txt", RUN), fmt="trec")
+    ev = evaluate(run, load_gold(write(tmp_path / "qrels.txt", QRELS), fmt="qrels"), settings, metrics, bounds=True)
+    for m in metrics:
+        window = m.k or settings.k
+        # over the same queries: with threshold 2 only q1 is answerable, and the bound does not make q2 and q3 so
+        promoted = {(q, c) for q, c in PROMOTED if q in ev.queries.scored and int(dict(
+            (line.split()[2], line.split()[3]) for line in RUN.splitlines() if line.split()[0] == q)[c]) <= window}
+        grade = max(threshold, 1)
+        lines = [line for line in QRELS.splitlines() if (line.split()[0], line.split()[2]) not in promoted]
+        lines += [f"{q} 0 {c} {grade}" for q, c in sorted(promoted)]
+        relabelled = load_gold(write(tmp_path / f"qrels_{m.name}.txt", "\n".join(lines) + "\n"), fmt="qrels")
+        again = evaluate(run, relabelled, settings, [m]).per_query
+        again = again.filter(again["query_id"].is_in(ev.queries.scored))[m.name].mean()
+        bound = ev.bounds[m.name]
+        assert bound.unjudged == len(promoted) and bound.window == window
+        assert bound.value == pytest.approx(again, abs=1e-12), m.name
+        assert bound.value >= ev.means[m.name] - 1e-12, m.name
+    assert any(ev.bounds[n].value > ev.means[n] for n in names)  # the unjudged chunks matter here
+    assert "judged@5" not in evaluate(run, load_gold(tmp_path / "qrels.txt", fmt="qrels"), settings,
+                                      [parse_metric("judged@5")], bounds=True).bounds
+
+
+def test_eval_shows_the_bound_in_text_and_json(capsys, tmp_path):
+    qrels, run = write(tmp_path / "qrels.txt", QRELS), write(tmp_path / "run.txt", RUN)
+    doc = eval_json(capsys, run, "--gold", qrels, "--metrics", "recall@5,precision@5,judged@5", "--depth", "10")
+    bound = doc["runs"][0]["upper_bound"]
+    # relevant in the top 5 with x, y, f, w, h made relevant: q1 x a y c, q2 f w d, q3 h g
+    assert bound["precision@5"] == {"value": pytest.approx((4 + 3 + 2) / 15), "unjudged": 5, "window": 5}
+    assert "judged@5" not in bound
+    assert main(["eval", str(run), "--gold", str(qrels), "--metrics", "precision@5", "--depth", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "If every unjudged chunk in the top k were relevant" in out and "≤ 0.6000 (5)" in out

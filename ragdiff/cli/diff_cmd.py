@@ -103,7 +103,7 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
     settings = settings_from(args)
     gold, runs = load_inputs(args, [args.base, *args.runs])
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
-    evals = [evaluate(r, gold, settings, metrics) for r in runs]
+    evals = [evaluate(r, gold, settings, metrics, bounds=True) for r in runs]
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
         warn(warning)
@@ -348,6 +348,29 @@ def _verdicts(console, c: dict) -> None:
             _say(console, Text(f"  {m['sentence']}", style=style))
 
 
+def _unjudged(console, c: dict) -> None:
+    """Per metric with unjudged chunks behind it: each run's upper bound, and whether the verdict could flip."""
+    from rich.text import Text
+
+    from ragdiff.core.diff import fmt_value
+
+    rows = [(name, m["unjudged"]) for name, m in c["metrics"].items()
+            if m.get("unjudged") and ((m["unjudged"]["a"]["unjudged"] or 0) + (m["unjudged"]["b"]["unjudged"] or 0))]
+    if not rows:
+        return
+    _say(console, Text("Unjudged chunks count as misses: each run's value if every unjudged chunk in its top k were "
+                       "relevant (an upper bound)", style="bold"))
+    for name, u in rows:
+        sides = []
+        for side in ("a", "b"):
+            bound, count = u[side]["upper_bound"], u[side]["unjudged"]
+            sides.append(f"{side.upper()} ≤ {fmt_value(bound)} ({count} unjudged)" if count is not None else
+                         f"{side.upper()} —")
+        _say(console, Text(f"  {name} (top {u['window']}): " + ", ".join(sides)))
+        if u["sentence"]:
+            _say(console, Text(f"    {u['sentence']}", style="yellow" if u["could_flip"] else "dim"))
+
+
 def _noise(console, c: dict) -> None:
     """Per metric, the smallest change this many queries can tell from noise (DESIGN: in numbers)."""
     from rich.text import Text
@@ -445,6 +468,7 @@ def print_report(doc: dict, show: int) -> None:
         if not c["by_hand"] and len(cs) == 1:
             _say(console, Text(f"  ({report.method_note(c)})", style="dim"))
         _noise(console, c)
+        _unjudged(console, c)
         console.print()
         _details(console, c, show)
         if c is not cs[-1]:

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         gold, runs = load_inputs(args, args.runs)
 
         def score_all(g: Gold) -> list[RunEval]:
-            return [evaluate(r, g, settings, metrics) for r in runs]
+            return [evaluate(r, g, settings, metrics, bounds=True) for r in runs]
     warnings = [corpus_warning(gold, args.corpus, strict=args.strict_corpus)]
     evals = score_all(gold)
     # --drafted as-labels: the same runs scored as if every draft were accepted, shown beside the real numbers
@@ -127,6 +127,9 @@ def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = Non
     for i, ev in enumerate(evals):
         entry = {"name": ev.run.name, "path": str(ev.run.path),
                  "metrics": {name: _json_number(value) for name, value in ev.means.items()}}
+        if ev.bounds:
+            entry["upper_bound"] = {name: {"value": _json_number(b.value), "unjudged": b.unjudged, "window": b.window}
+                                    for name, b in ev.bounds.items()}
         if as_labels is not None:
             entry["drafts_as_labels"] = {"metrics": {n: _json_number(v) for n, v in as_labels[i].means.items()},
                                          "scored": len(as_labels[i].queries.scored)}
@@ -160,6 +163,31 @@ def _json_number(value):
     return None if value is None or value != value else round(float(value), 10)
 
 
+def _print_bounds(console, evals: list[RunEval]) -> None:
+    """Beside each metric: its value if every unjudged chunk in its top k were relevant, and how many there are."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.core.visible import visible
+
+    rows = [m for m in evals[0].metrics if any(ev.bounds.get(m.name) and ev.bounds[m.name].unjudged for ev in evals)]
+    if not rows:
+        return
+    console.print(Text("If every unjudged chunk in the top k were relevant (an upper bound), and how many unjudged "
+                       "chunks stand behind the gap:"))
+    table = Table(show_edge=False)
+    table.add_column("metric")
+    for ev in evals:
+        table.add_column(Text(visible(ev.run.name)), justify="right")
+    for m in rows:
+        cells = []
+        for ev in evals:
+            b = ev.bounds.get(m.name)
+            cells.append("—" if b is None else f"≤ {fmt_value(b.value)} ({b.unjudged})")
+        table.add_row(m.name, *cells)
+    console.print(table)
+
+
 def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None,
                  as_labels: list[RunEval] | None = None, tags: list[list[TagSlice]] | None = None) -> None:
     from rich.table import Table
@@ -184,6 +212,7 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     for metric in first.metrics:
         table.add_row(metric.name, *[fmt_value(means.get(metric.name)) for _, means in columns])
     console.print(table)
+    _print_bounds(console, evals)
     q = first.queries
     console.print(Text(f"queries: {len(q.scored)} scored · {len(q.unanswerable)} unanswerable (left out of the means)"))
     if q.not_retrieval:

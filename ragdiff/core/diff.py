@@ -14,7 +14,8 @@ import polars as pl
 
 from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval, aligned_frame, evaluate
+from ragdiff.core.metrics import (EvalSettings, Metric, RunEval, aligned_frame, bound_window, evaluate, unjudged_rows,
+                                  with_relevant)
 from ragdiff.core.stats import (DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, detectable_change,
                                 paired_tests)
 from ragdiff.core import words
@@ -77,6 +78,7 @@ class MetricDiff:
     summary: str = ""  # the numbers alone: 'recall@5 +0.040 = +2 of 50 queries, p = 0.62'
     # set when several runs share one baseline: p corrected for every test in the table (Holm), and the
     # verdict and sentence then read it
+    unjudged: UnjudgedCheck | None = None  # with a gold set and the runs' lists: see `unjudged_checks`
     detectable: float = math.nan  # smallest change the test finds 80% of the time (either way); nan: no spread
     p_adjusted: float | None = None
     adjustment: str | None = None  # "Holm"
@@ -133,6 +135,25 @@ class MetricDiff:
     def is_quality_change(self) -> bool:
         """A real gain or drop of a quality metric (what a report highlights)."""
         return self.verdict in ("gain", "drop") and self.metric.spec.quality
+
+
+@dataclass
+class UnjudgedCheck:
+    """One metric's unjudged chunks in numbers: each run's upper bound, and whether the verdict could flip if
+    the lower run's unjudged chunks in the top `window` were relevant (both runs rescored on that gold set)."""
+
+    window: int
+    a_bound: float | None
+    a_unjudged: int | None
+    b_bound: float | None
+    b_unjudged: int | None
+    side: str | None  # "a" or "b": the lower run, whose unjudged chunks the check makes relevant
+    if_a: float = math.nan  # both means in that case
+    if_b: float = math.nan
+    p_value: float = math.nan
+    verdict: str = ""
+    could_flip: bool = False
+    sentence: str = ""
 
 
 VERDICT_WORDS = {
@@ -348,6 +369,10 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
             if qid in b_hits and not (b_hits[qid] or 0) > 0:
                 regressions.append(flip(qid, "regression"))
 
+    if gold is not None and ev_a.run.frame.height and ev_b.run.frame.height:
+        unjudged_checks(ev_a, ev_b, gold, diffs, scored, flips=flips, seed=seed, alpha=alpha, exact_max=exact_max,
+                        by_hand=by_hand)
+
     return Diff(
         a_name=ev_a.run.name, b_name=ev_b.run.name, settings=settings, scored=scored,
         unanswerable=list(ev_a.queries.unanswerable), metrics=diffs, hit_to_miss=h2m, miss_to_hit=m2h,
@@ -357,11 +382,78 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     )
 
 
+def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[MetricDiff], scored: list[str], *,
+                    flips: int, seed: int, alpha: float, exact_max: int, by_hand: bool) -> None:
+    """Set `MetricDiff.unjudged` for every quality metric: each run's upper bound (from `evaluate(...,
+    bounds=True)`), and — if the lower run's unjudged chunks in the top k were relevant, both runs rescored on
+    that gold set over the same queries — the change, its p-value and verdict, and whether the verdict flips."""
+    settings = ev_a.settings
+    order = pl.DataFrame({"query_id": scored}, schema={"query_id": pl.String})
+    qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null())
+    cases: dict[tuple[str, int], list[MetricDiff]] = {}
+    for md in diffs:
+        if not md.metric.spec.quality or md.n == 0:
+            continue
+        window = bound_window(md.metric, settings)
+        ba, bb = ev_a.bounds.get(md.name), ev_b.bounds.get(md.name)
+        side = "b" if md.delta < 0 else "a" if md.delta > 0 else None
+        md.unjudged = UnjudgedCheck(window, ba.value if ba else None, ba.unjudged if ba else None,
+                                    bb.value if bb else None, bb.unjudged if bb else None, side)
+        if side is not None:
+            cases.setdefault((side, window), []).append(md)
+    for (side, window), group in cases.items():
+        ev = ev_a if side == "a" else ev_b
+        ranked = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank").join(order, on="query_id",
+                                                                                           how="semi")
+        chunks = unjudged_rows(ranked, qrels, window)
+        if chunks.height == 0:
+            for md in group:
+                md.unjudged.sentence = _unjudged_sentence(md, side, 0)
+            continue
+        relabelled = with_relevant(gold, chunks, settings)
+        metrics = [md.metric for md in group]
+        again = [evaluate(e.run, relabelled, settings, metrics).per_query.join(order, on="query_id", how="semi")
+                 for e in (ev_a, ev_b)]
+        pairs = again[0].join(again[1], on="query_id", how="inner", suffix="_b", maintain_order="left")
+        matrix = np.vstack([(pairs[f"{m.name}_b"] - pairs[m.name]).fill_null(0.0).to_numpy() for m in metrics])
+        tests = paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)
+        for md, row, test in zip(group, matrix, tests):
+            check = md.unjudged
+            check.if_a = float(again[0][md.name].mean())
+            check.if_b = float(again[1][md.name].mean())
+            check.p_value = test.p_value
+            if by_hand:
+                check.verdict = "by hand"
+                check.could_flip = (check.if_b - check.if_a) * md.delta < 0
+            else:
+                check.verdict = ("same" if not np.any(row) else ("gain" if test.mean > 0 else "drop")
+                                 if test.p_value < alpha else "noise")
+                same = {"same": "noise"}  # no change and no real change: either way, not a verdict
+                check.could_flip = same.get(check.verdict, check.verdict) != same.get(md.verdict, md.verdict)
+            check.sentence = _unjudged_sentence(md, side, chunks.height)
+
+
+def _unjudged_sentence(md: MetricDiff, side: str, count: int) -> str:
+    """'if B's 21 unjudged chunks in the top 5 were relevant: recall@5 A 0.851 B 0.940, p = 0.01, a real gain —
+    the verdict could flip'."""
+    c = md.unjudged
+    run = side.upper()
+    if count == 0:
+        return f"{md.name}: {run} has no unjudged chunk in its top {c.window}: the verdict stands"
+    p = _fmt_p(c.p_value)
+    p = f"p {p}" if p.startswith("<") else f"p = {p}"
+    words = "no verdict under 30 queries" if c.verdict == "by hand" else VERDICT_WORDS.get(c.verdict, c.verdict)
+    tail = ("the verdict could flip" if c.could_flip and c.verdict != "by hand" else
+            "the order could flip" if c.could_flip else "the verdict stands")
+    return (f"if {run}'s {count} unjudged chunks in the top {c.window} were relevant: {md.name} A {_fmt(c.if_a)} "
+            f"B {_fmt(c.if_b)}, {p}, {words} — {tail}")
+
+
 def _with_metrics(ev: RunEval, gold: Gold, extra: list[Metric]) -> RunEval:
-    more = evaluate(ev.run, gold, ev.settings, extra)
+    more = evaluate(ev.run, gold, ev.settings, extra, bounds=bool(ev.bounds))
     per_query = ev.per_query.join(more.per_query, on="query_id", how="left", maintain_order="left")
     return RunEval(run=ev.run, metrics=list(ev.metrics) + extra, per_query=per_query, queries=ev.queries,
-                   settings=ev.settings, means={**ev.means, **more.means})
+                   settings=ev.settings, means={**ev.means, **more.means}, bounds={**ev.bounds, **more.bounds})
 
 
 def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str]) -> dict[str, str | None]:

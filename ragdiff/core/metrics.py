@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -286,6 +286,7 @@ class RunEval:
     queries: QuerySets
     settings: EvalSettings
     means: dict[str, float] = field(default_factory=dict)
+    bounds: dict[str, Bound] = field(default_factory=dict)  # with `bounds=True`: see `upper_bounds`
 
 
 def aligned_frame(run: Run, gold: Gold) -> pl.DataFrame:
@@ -329,6 +330,9 @@ class PreparedRun:
     returned: pl.DataFrame  # query_id, returned
     judged: pl.DataFrame  # query_id, chunk_id, rank, grade
     qrels: pl.DataFrame  # query_id, chunk_id, grade (scored queries)
+    # unjudged chunks (no grade >= 0) in the top `unjudged_depth`: query_id, chunk_id, rank (for the bound)
+    unjudged: pl.DataFrame | None = None
+    unjudged_depth: int = 0
 
 
 def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
@@ -358,20 +362,84 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
         # every metric counts judged chunks only, so the million unjudged rows of a big run stop here
         judged=ranked.join(qrels, on=["query_id", "chunk_id"], how="inner"),
         qrels=qrels,
+        unjudged=unjudged_rows(ranked, qrels, max(settings.k, settings.depth)),
+        unjudged_depth=max(settings.k, settings.depth),
     )
 
 
-def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
-    """The per-k half of `evaluate`: every metric per scored query, and the means."""
+def unjudged_rows(ranked: pl.DataFrame, qrels: pl.DataFrame, depth: int) -> pl.DataFrame:
+    """query_id, chunk_id, rank of the chunks in the top `depth` that carry no judgment (no grade >= 0)."""
+    judged = qrels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+    return (ranked.filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank")
+            .join(judged, on=["query_id", "chunk_id"], how="anti"))
+
+
+def bound_grade(settings: EvalSettings) -> int:
+    """The grade an unjudged chunk gets in the upper bound: the lowest that counts as relevant."""
+    return max(settings.threshold, 1)
+
+
+def bound_window(metric: Metric, settings: EvalSettings) -> int:
+    """Which unjudged chunks the bound makes relevant: those in the metric's own cutoff, or in the top k for a
+    metric of the whole ranking (mrr, map, ndcg, rprec, bpref)."""
+    return metric.k if metric.k is not None else settings.k
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A metric's value if every unjudged chunk in the top `window` were relevant (at the lowest relevant
+    grade), over the same scored queries, and how many unjudged chunks stand behind the gap."""
+
+    value: float
+    unjudged: int
+    window: int
+
+
+def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings) -> PreparedRun:
+    """The prepared run as if `chunks` (query_id, chunk_id, rank of this run) were labelled relevant."""
+    keys = chunks.select("query_id", "chunk_id")
+    grade = pl.lit(bound_grade(settings), dtype=prepared.qrels.schema["grade"])
+    judged = pl.concat([prepared.judged.join(keys, on=["query_id", "chunk_id"], how="anti"),
+                        chunks.select("query_id", "chunk_id", "rank", grade.alias("grade"))], how="vertical_relaxed")
+    qrels = pl.concat([prepared.qrels.join(keys, on=["query_id", "chunk_id"], how="anti"),
+                       keys.with_columns(grade.alias("grade"))], how="vertical_relaxed")
+    return replace(prepared, judged=judged, qrels=qrels)
+
+
+def upper_bounds(prepared: PreparedRun, metrics: list[Metric], settings: EvalSettings) -> dict[str, Bound]:
+    """Per quality metric, its `Bound` (metrics of label coverage, judged@k, have none; nor has a metric whose
+    window is deeper than the unjudged rows kept, max(k, depth))."""
+    out: dict[str, Bound] = {}
+    if prepared.unjudged is None:
+        return out
+    windows: dict[int, list[Metric]] = {}
+    for m in metrics:
+        window = bound_window(m, settings)
+        if m.spec.quality and window <= prepared.unjudged_depth:
+            windows.setdefault(window, []).append(m)
+    for window, group in windows.items():
+        chunks = prepared.unjudged.filter(pl.col("rank") <= window)
+        values = per_query_values(promote(prepared, chunks, settings), group, settings)
+        for m in group:
+            out[m.name] = Bound(_mean(values.get_column(m.name)), chunks.height, window)
+    return out
+
+
+def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] | None = None,
+          bounds: bool = False) -> RunEval:
+    """The per-k half of `evaluate`: every metric per scored query, and the means (and, with `bounds`, each
+    metric's value if the unjudged chunks in its top k were relevant)."""
     metrics = list(dict.fromkeys(metrics or default_metrics(settings.k, settings.depth)))
     per_query = per_query_values(prepared, metrics, settings)
     means = {m.name: _mean(per_query.get_column(m.name)) for m in metrics}
     return RunEval(run=prepared.run, metrics=metrics, per_query=per_query, queries=prepared.queries,
-                   settings=settings, means=means)
+                   settings=settings, means=means,
+                   bounds=upper_bounds(prepared, metrics, settings) if bounds else {})
 
 
-def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None) -> RunEval:
-    return score(prepare(run, gold, settings), settings, metrics)
+def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None,
+             bounds: bool = False) -> RunEval:
+    return score(prepare(run, gold, settings), settings, metrics, bounds)
 
 
 def recall_curve(prepared: PreparedRun, settings: EvalSettings, depth: int) -> list[float]:
@@ -442,3 +510,13 @@ def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: Eva
     filled = [c for c in (*aggs, *ideal_aggs, "returned", "num_rel", "num_nonrel") if c != "first_rel"]
     table = table.with_columns(pl.col(filled).fill_null(0))
     return table.select(pl.col("query_id"), *[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in metrics])
+
+
+def with_relevant(gold: Gold, chunks: pl.DataFrame, settings: EvalSettings) -> Gold:
+    """The gold set with `chunks` (query_id, chunk_id) labelled gold at the lowest relevant grade, replacing
+    whatever judgment they had: the upper bound's "if every unjudged chunk were relevant", as a gold set."""
+    keys = chunks.select("query_id", "chunk_id").unique()
+    kept = gold.judgments.join(keys, on=["query_id", "chunk_id"], how="anti")
+    added = keys.with_columns(pl.lit(bound_grade(settings), dtype=gold.judgments.schema["grade"]).alias("grade"),
+                              pl.lit("gold").alias("level"))
+    return replace(gold, judgments=pl.concat([kept, added], how="diagonal_relaxed"))

@@ -77,6 +77,19 @@ def _settings(d: Diff) -> dict:
             "flips": d.flips, "seed": d.seed, "alpha": d.alpha}
 
 
+def _unjudged_entry(m) -> dict | None:
+    """Each run's upper bound (unjudged chunks in the top `window` relevant) and whether the verdict could flip."""
+    c = m.unjudged
+    if c is None:
+        return None
+    return {"window": c.window,
+            "a": {"upper_bound": _num(c.a_bound), "unjudged": c.a_unjudged},
+            "b": {"upper_bound": _num(c.b_bound), "unjudged": c.b_unjudged},
+            "relabelled": c.side, "if_relabelled": {"a": _num(c.if_a), "b": _num(c.if_b), "p_value": _num(c.p_value),
+                                                   "verdict": c.verdict or None},
+            "could_flip": c.could_flip, "sentence": c.sentence or None}
+
+
 def _comparison(d: Diff) -> dict:
     """Everything about one run against the baseline (the part a multi-run document repeats per run)."""
     s = d.settings
@@ -89,7 +102,8 @@ def _comparison(d: Diff) -> dict:
                       "worth": worth_text(m), "test": m.method, "verdict": m.verdict,
                       "verdict_words": m.verdict_words, "highlight": m.is_quality_change, "summary": m.summary,
                       "sentence": m.sentence, "detectable_change": _num(m.detectable),
-                      "detectable_queries": _num(m.detectable * m.n) if m.n else None, "noise": m.noise_words})
+                      "detectable_queries": _num(m.detectable * m.n) if m.n else None, "noise": m.noise_words,
+                      "unjudged": _unjudged_entry(m)})
         metrics[m.name] = entry
     return {
         "queries": {"scored": len(d.scored), "unanswerable": d.unanswerable},
