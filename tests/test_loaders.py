@@ -160,7 +160,8 @@ def test_eval_json_shape(tmp_path, capsys):
                  "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     run = doc["runs"][0]
-    assert set(run) == {"name", "path", "metrics", "per_query"}
+    # DESIGN's shape, and beside the metrics their upper bound if the unjudged chunks were relevant
+    assert set(run) == {"name", "path", "metrics", "per_query", "upper_bound"}
     assert run["metrics"]["recall@5"] == 1.0 and run["per_query"]["007"]["mrr"] == 1.0
     assert doc["queries"]["scored"] == ["007"]
     assert doc["queries"]["unanswerable"] == ["do you ship to mars"]

@@ -109,7 +109,7 @@ def _scored_in_parts(args: argparse.Namespace, gold: Gold, settings, metrics) ->
     """Each TREC run scored a slice of queries at a time (core/partitioned.py): the numbers of `evaluate`."""
     from ragdiff.core.partitioned import evaluate_partitioned
 
-    evals = [evaluate_partitioned(path, gold, settings, metrics, keep_first=args.keep_first) for path in args.runs]
+    evals = [evaluate_partitioned(path, gold, settings, metrics, keep_first=args.keep_first, bounds=True) for path in args.runs]
     names = [ev.run.name for ev in evals]
     for ev in evals:
         if names.count(ev.run.name) > 1:
@@ -173,18 +173,17 @@ def _print_bounds(console, evals: list[RunEval]) -> None:
     rows = [m for m in evals[0].metrics if any(ev.bounds.get(m.name) and ev.bounds[m.name].unjudged for ev in evals)]
     if not rows:
         return
-    console.print(Text("If every unjudged chunk in the top k were relevant (an upper bound), and how many unjudged "
-                       "chunks stand behind the gap:"))
+    console.print(Text("If every unjudged chunk in the top k were relevant (how many unjudged):"))
     table = Table(show_edge=False)
-    table.add_column("metric")
+    table.add_column("upper bound")
     for ev in evals:
         table.add_column(Text(visible(ev.run.name)), justify="right")
     for m in rows:
         cells = []
         for ev in evals:
             b = ev.bounds.get(m.name)
-            cells.append("—" if b is None else f"≤ {fmt_value(b.value)} ({b.unjudged})")
-        table.add_row(m.name, *cells)
+            cells.append("—" if b is None else f"{fmt_value(b.value)} ({b.unjudged})")
+        table.add_row(f"≤ {m.name}", *cells)
     console.print(table)
 
 

@@ -115,8 +115,8 @@ def _bad_line(path: Path) -> InputError:
 
 def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, metrics: list[Metric],
                          keep_first: bool = False, name: str | None = None, rows_per_part: int = ROWS_PER_PART,
-                         folder: Path | None = None) -> RunEval:
-    """`evaluate(load_run(path), gold, settings, metrics)` for a plain TREC file, a part at a time."""
+                         folder: Path | None = None, bounds: bool = False) -> RunEval:
+    """`evaluate(load_run(path), gold, settings, metrics, bounds)` for a plain TREC file, a part at a time."""
     path = Path(path)
     if not is_plain_trec(path):
         raise InputError(path, "reading a run in parts needs a plain TREC file (six single-space separated "
@@ -125,7 +125,7 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
     parts = split(path, gold, rows_per_part, folder)
     run = Run(name=name or path.stem, path=path, format="trec", frame=pl.DataFrame(schema=RUN_SCHEMA))
     try:
-        returned, judged, run_queries = [], [], []
+        returned, judged, unjudged, run_queries = [], [], [], []
         prepared = None
         for part in parts.parts:
             frame = pl.read_parquet(part)
@@ -139,6 +139,7 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
             prepared = prepare(piece, gold, settings)
             returned.append(prepared.returned)
             judged.append(prepared.judged)
+            unjudged.append(prepared.unjudged)  # the top max(k, depth) only: small, for the upper bound
             run_queries.append(piece.frame.get_column("query_id").unique())
             del piece
     finally:
@@ -154,5 +155,6 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
         schema=RUN_SCHEMA))
     queries = prepare(stand_in, gold, settings).queries
     whole = PreparedRun(run=run, queries=queries, scored=prepared.scored, returned=pl.concat(returned),
-                        judged=pl.concat(judged), qrels=prepared.qrels)
-    return score(whole, settings, metrics)
+                        judged=pl.concat(judged), qrels=prepared.qrels, unjudged=pl.concat(unjudged),
+                        unjudged_depth=prepared.unjudged_depth)
+    return score(whole, settings, metrics, bounds)
