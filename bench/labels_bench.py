@@ -8,6 +8,7 @@ queries; run.jsonl, one line per query with DEPTH results (some of them gold). T
 alternating one after the other for REPEAT rounds, each a fresh process timed with /usr/bin/time:
 
   bare-load   python -c "yaml.load(text, Loader=yaml.CSafeLoader)"   the floor: parsing the same file in C
+              (also with gc.disable() first: ragdiff pauses the cyclic collector while it reads, see below)
   eval        ragdiff eval run.jsonl --gold gold.yaml               the whole command: start-up, the gold
                                                                      set, the run, every default metric
   eval-before the same command from another source tree (--before), e.g. the code before this change
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     bare = ["-c", f"import yaml; yaml.load(open({str(gold)!r}, encoding='utf-8').read(), Loader=yaml.CSafeLoader)"]
     tools = {
         "bare-load": ([PY, *bare], None),
+        # the same with the cyclic collector paused, as ragdiff's reader pauses it: the fairer floor
+        "bare-load, gc paused": ([PY, "-c", "import gc; gc.disable(); " + bare[1]], None),
         "eval": ([PY, "-m", "ragdiff", "eval", str(run), "--gold", str(gold)], dict(os.environ, PYTHONPATH=str(ROOT))),
     }
     if args.before:

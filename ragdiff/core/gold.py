@@ -122,12 +122,14 @@ def sniff_gold_format(path: Path) -> str:
 
 
 def load_gold(path: str | Path, fmt: str | None = None) -> Gold:
-    from ragdiff.core.labels.reader import parse_document
+    from ragdiff.core.labels.reader import gc_paused, parse_document
 
     where = locate(path, fmt)
     text = read_text(where.file)
-    doc = parse_document(where.file, where.fmt, text, where.folder)
-    queries, judgments = doc.frames()
-    queries = queries.join(doc.query_details(), on="query_id", how="left", maintain_order="left")
+    with gc_paused():  # the document's nodes are alive until the frames are built (reader.gc_paused)
+        doc = parse_document(where.file, where.fmt, text, where.folder)
+        queries, judgments = doc.frames()
+        details, drafts = doc.query_details(), doc.drafts_frame()
+    queries = queries.join(details, on="query_id", how="left", maintain_order="left")
     return Gold(path=where.given, format=where.fmt, queries=queries, judgments=judgments,
-                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1], drafts=doc.drafts_frame())
+                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1], drafts=drafts)
