@@ -483,3 +483,120 @@ def test_diff_says_when_unjudged_chunks_could_flip_the_verdict(capsys, tmp_path)
     assert u["b"]["unjudged"] == 20 and u["b"]["upper_bound"] == 1.0 and u["relabelled"] == "b"
     assert u["if_relabelled"]["verdict"] == "same" and u["could_flip"] is True
     assert "the verdict could flip" in u["sentence"]
+
+
+def _unjudged_from_scratch(ev_a, ev_b, gold, diff):
+    """The unjudged check by its definition: the lower run's unjudged chunks in the window made relevant in the
+    gold set (`with_relevant`), both runs evaluated again from their files' rows, the same seeded test."""
+    from ragdiff.core.metrics import aligned_frame, unjudged_rows, with_relevant
+    from ragdiff.core.stats import paired_tests
+
+    settings = ev_a.settings
+    order = pl.DataFrame({"query_id": diff.scored}, schema={"query_id": pl.String})
+    qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null())
+    out = {}
+    for md in diff.metrics:
+        check = md.unjudged
+        if check is None or check.side is None:
+            continue
+        ev = ev_a if check.side == "a" else ev_b
+        ranked = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank").join(order, on="query_id",
+                                                                                           how="semi")
+        chunks = unjudged_rows(ranked, qrels, check.window)
+        if chunks.height == 0:
+            out[md.name] = None
+            continue
+        relabelled = with_relevant(gold, chunks, settings)
+        again = [evaluate(e.run, relabelled, settings, [md.metric]).per_query.join(order, on="query_id", how="semi")
+                 for e in (ev_a, ev_b)]
+        pairs = again[0].join(again[1], on="query_id", how="inner", suffix="_b", maintain_order="left")
+        row = (pairs[f"{md.name}_b"] - pairs[md.name]).fill_null(0.0).to_numpy()
+        test = paired_tests(row.reshape(1, -1), flips=diff.flips, seed=diff.seed)[0]
+        out[md.name] = (float(again[0][md.name].mean()), float(again[1][md.name].mean()), test.p_value,
+                        chunks.height)
+    return out
+
+
+@pytest.mark.parametrize("case", [dict(level="gold", depth=8), dict(level="evidence", depth=20, threshold=2),
+                                  dict(level="gold", depth=8, unanswerable_as_zero=True, gain="exp")])
+def test_the_unjudged_check_rescored_incrementally_equals_evaluating_on_the_relabelled_gold_set(tmp_path, case):
+    """compare() rescores the check from the kept prepared runs plus the promoted rows, not from the run files:
+    the same means and p-values, to the last bit, as evaluating both runs again on `with_relevant(gold, ...)` —
+    with graded, not-relevant and negative (unjudged) labels, the other run holding the lower run's unjudged
+    chunks past the depth, queries with no relevant chunk, a query one run lacks, at both label levels, and a
+    fresh prepare for evaluations made against another gold object."""
+    import random
+
+    rnd = random.Random(12)
+    n, length = 45, 30
+    qrels = []
+    for i in range(n):
+        qid = f"q{i:02d}"
+        golds = [f"c{rnd.randrange(40)}" for _ in range(rnd.randrange(0 if i % 9 == 0 else 1, 4))]
+        evidence = [f"c{rnd.randrange(40)}" for _ in range(rnd.randrange(3))]
+        negative = [f"c{rnd.randrange(40)}" for _ in range(rnd.randrange(3))]
+        judged = {}
+        for c in golds:
+            judged.setdefault(c, ("gold", rnd.randrange(1, 4)))
+        for c in evidence:
+            judged.setdefault(c, ("evidence", None))
+        for c in negative:
+            judged.setdefault(c, ("none", -1))
+        qrels.append((qid, judged))
+    # qrels: grades 1-3, 0 (not relevant) and -1 (unjudged, as in trec_eval)
+    lines = []
+    for qid, judged in qrels:
+        for c, (kind, grade) in judged.items():
+            g = grade if kind == "gold" else (0 if kind == "evidence" else -1)
+            lines.append(f"{qid} 0 {c} {g}")
+    qpath = tmp_path / "qrels.txt"
+    qpath.write_text("\n".join(lines) + "\n")
+    gold = load_gold(qpath, "qrels")
+
+    def run(name: str, shift: int) -> Path:
+        out = []
+        for i in range(n):
+            if name == "b" and i == 3:
+                continue  # a query B lacks
+            chunks = list(range(40))
+            rnd.shuffle(chunks)
+            for r, c in enumerate(chunks[:length - (i + shift) % 7], start=1):
+                out.append(f"q{i:02d} Q0 c{c} {r} {100 - r + shift / 10} {name}")
+        path = tmp_path / f"{name}.txt"
+        path.write_text("\n".join(out) + "\n")
+        return path
+
+    runs = [load_run(run("a", 0)), load_run(run("b", 3))]
+    settings = EvalSettings(k=5, **case)
+    metrics = default_metrics(settings.k, settings.depth)
+    evals = [evaluate(r, gold, settings, metrics, bounds=True) for r in runs]
+    diff = compare(evals[0], evals[1], gold=gold)
+    other = load_gold(qpath, "qrels")  # an equal gold set, another object: compare prepares the runs again
+    again = compare(evaluate(runs[0], other, settings, metrics, bounds=True),
+                    evaluate(runs[1], other, settings, metrics, bounds=True), gold=gold)
+    expected = _unjudged_from_scratch(evals[0], evals[1], gold, diff)
+    assert sum(v is not None for v in expected.values()) >= 3  # the case exercises the check
+    for d in (diff, again):
+        for md in d.metrics:
+            if md.name not in expected:
+                continue
+            want = expected[md.name]
+            check = md.unjudged
+            if want is None:
+                assert math.isnan(check.if_a) and "has no unjudged chunk" in check.sentence
+            else:
+                assert (check.if_a, check.if_b, check.p_value) == want[:3], md.name
+                assert f"{want[3]} unjudged chunks" in check.sentence
+
+
+def test_compare_without_the_detectable_change_changes_nothing_else(sample_runs):
+    """The review header's verdict job skips the detectable change: every other number is the same."""
+    gold = load_gold(sample_runs / "gold.yaml")
+    settings = EvalSettings()
+    evals = [evaluate(load_run(sample_runs / f), gold, settings, diff_metrics(settings.k, settings.depth))
+             for f in ("bm25.jsonl", "rrf.jsonl")]
+    full, bare = compare(*evals, gold=gold), compare(*evals, gold=gold, detectable=False)
+    assert [(m.name, m.a, m.b, m.p_value, m.ci95, m.verdict, m.sentence) for m in full.metrics] == \
+           [(m.name, m.a, m.b, m.p_value, m.ci95, m.verdict, m.sentence) for m in bare.metrics]
+    assert all(m.detectable == m.detectable for m in full.metrics if m.n > 1)
+    assert all(math.isnan(m.detectable) for m in bare.metrics)

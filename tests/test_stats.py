@@ -197,3 +197,15 @@ def test_detectable_change_is_seeded_and_shared_across_rows():
     assert math.isnan(detectable_change(np.zeros(40)))  # nothing changed: no noise to measure
     assert detectable_change(a, seed=1) != detectable_change(a)
     assert abs(detectable_change(a, seed=1) - detectable_change(a)) < 0.1 * detectable_change(a)
+
+
+def test_paired_tests_without_the_interval_give_the_same_p_values():
+    from ragdiff.core.stats import paired_tests
+
+    rng = np.random.default_rng(5)
+    for n in (12, 60):  # exact and sampled
+        m = np.vstack([rng.integers(-1, 2, n).astype(float), rng.normal(0, 0.3, n)])
+        full, bare = paired_tests(m, flips=2000), paired_tests(m, flips=2000, interval=False)
+        assert [(t.p_value, t.mean, t.method, t.n) for t in full] == [(t.p_value, t.mean, t.method, t.n) for t in bare]
+        assert all(math.isnan(lo) and math.isnan(hi) for lo, hi in (t.ci95 for t in bare))
+        assert not any(math.isnan(lo) for lo, _ in (t.ci95 for t in full))

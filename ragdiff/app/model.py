@@ -570,7 +570,8 @@ def compute_verdicts(ev_a: RunEval, ev_b: RunEval) -> tuple[dict[str, tuple[floa
     """
     # the header needs only the per-metric tests: hand compare() runs without their ranked lists, so it does
     # not spend seconds (holding the GIL) on the list-overlap statistics the screen does not show
-    result = compare(without_lists(ev_a), without_lists(ev_b))
+    # nor the smallest detectable change per metric (1,000 resamples each), which the header does not show
+    result = compare(without_lists(ev_a), without_lists(ev_b), detectable=False)
     out = {}
     for m in result.metrics:
         p_value = m.p_value if m.p_value == m.p_value else None
@@ -579,9 +580,10 @@ def compute_verdicts(ev_a: RunEval, ev_b: RunEval) -> tuple[dict[str, tuple[floa
 
 
 def without_lists(ev: RunEval) -> RunEval:
-    """The evaluation without its run's ranked rows: all compare() needs for the tests, and cheap to pickle."""
+    """The evaluation without its run's ranked rows (nor the prepared run, which holds them): all compare() needs
+    for the tests, and cheap to pickle."""
     run = replace(ev.run, frame=ev.run.frame.clear())
-    return replace(ev, run=run)
+    return replace(ev, run=run, prepared=None)
 
 
 def quiet_process() -> None:

@@ -14,8 +14,8 @@ import polars as pl
 
 from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import (EvalSettings, Metric, RunEval, aligned_frame, bound_window, evaluate, unjudged_rows,
-                                  with_relevant)
+from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, evaluate,
+                                  per_query_values, prepare, promote, unjudged_rows)
 from ragdiff.core.stats import (DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, detectable_change,
                                 paired_tests)
 from ragdiff.core import words
@@ -314,8 +314,12 @@ def worth_text(m: MetricDiff) -> str:
 
 
 def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: int = DEFAULT_FLIPS,
-            seed: int = DEFAULT_SEED, alpha: float = 0.05, exact_max: int = EXACT_MAX) -> Diff:
+            seed: int = DEFAULT_SEED, alpha: float = 0.05, exact_max: int = EXACT_MAX,
+            detectable: bool = True) -> Diff:
     """A against B on the same gold set and settings.
+
+    `detectable=False` leaves each metric's smallest detectable change nan (for a caller that shows none of it:
+    the review header); every other number is the same.
 
     `gold` gives query text for the flips, regression-marked queries, first-relevant ranks, and any metric the
     evaluations lack that the report needs (recall@k, recall@depth); without it those parts are thinner.
@@ -339,7 +343,7 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
 
     text = _query_text(ev_a, ev_b, gold, scored)
-    diffs = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand)
+    diffs = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable)
 
     first_a = _first_relevant(ev_a, gold) if gold is not None else {}
     first_b = _first_relevant(ev_b, gold) if gold is not None else {}
@@ -401,23 +405,28 @@ def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[Metric
                                     bb.value if bb else None, bb.unjudged if bb else None, side)
         if side is not None:
             cases.setdefault((side, window), []).append(md)
+    prepared = {"a": _prepared(ev_a, gold), "b": _prepared(ev_b, gold)} if cases else {}
     for (side, window), group in cases.items():
-        ev = ev_a if side == "a" else ev_b
-        ranked = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank").join(order, on="query_id",
-                                                                                           how="semi")
-        chunks = unjudged_rows(ranked, qrels, window)
+        chunks = _unjudged_in(prepared[side], ev_a if side == "a" else ev_b, gold, qrels, order, window)
         if chunks.height == 0:
             for md in group:
                 md.unjudged.sentence = _unjudged_sentence(md, side, 0)
             continue
-        relabelled = with_relevant(gold, chunks, settings)
-        metrics = [md.metric for md in group]
-        again = [evaluate(e.run, relabelled, settings, metrics).per_query.join(order, on="query_id", how="semi")
-                 for e in (ev_a, ev_b)]
+        metrics = list(dict.fromkeys(md.metric for md in group))
+        # both runs as if evaluated on `with_relevant(gold, chunks)`: each prepared run with its own rows of
+        # those chunks promoted, rescored (tests/test_diff.py holds it to evaluating on that gold set)
+        again = []
+        for other, ev in (("a", ev_a), ("b", ev_b)):
+            rows = chunks if other == side else _rows_of(ev, gold, chunks)
+            promoted = promote(prepared[other], rows, settings, keys=chunks)
+            again.append(per_query_values(promoted, metrics, settings).join(order, on="query_id", how="semi"))
         pairs = again[0].join(again[1], on="query_id", how="inner", suffix="_b", maintain_order="left")
         matrix = np.vstack([(pairs[f"{m.name}_b"] - pairs[m.name]).fill_null(0.0).to_numpy() for m in metrics])
-        tests = paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)
-        for md, row, test in zip(group, matrix, tests):
+        # only the p-value and the mean are read here: no bootstrap interval
+        tests = dict(zip(metrics, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max, interval=False)))
+        rows_of = dict(zip(metrics, matrix))
+        for md in group:
+            row, test = rows_of[md.metric], tests[md.metric]
             check = md.unjudged
             check.if_a = float(again[0][md.name].mean())
             check.if_b = float(again[1][md.name].mean())
@@ -449,11 +458,37 @@ def _unjudged_sentence(md: MetricDiff, side: str, count: int) -> str:
             f"B {_fmt(c.if_b)}, {p}, {words} — {tail}")
 
 
+def _prepared(ev: RunEval, gold: Gold) -> PreparedRun:
+    """The prepared run the evaluation was scored from when it was prepared against this gold set, else again."""
+    kept = ev.prepared
+    if kept is not None and kept.gold is gold and kept.run is ev.run:
+        return kept
+    return prepare(ev.run, gold, ev.settings)
+
+
+def _unjudged_in(prepared: PreparedRun, ev: RunEval, gold: Gold, qrels: pl.DataFrame, order: pl.DataFrame,
+                 window: int) -> pl.DataFrame:
+    """query_id, chunk_id, rank of the run's unjudged chunks in the top `window` of the queries in `order`: from
+    the unjudged rows the prepared run keeps (its top max(k, depth)) when they reach that deep."""
+    if prepared.unjudged is not None and window <= prepared.unjudged_depth:
+        return prepared.unjudged.filter(pl.col("rank") <= window).join(order, on="query_id", how="semi")
+    ranked = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank").join(order, on="query_id",
+                                                                                       how="semi")
+    return unjudged_rows(ranked, qrels, window)
+
+
+def _rows_of(ev: RunEval, gold: Gold, chunks: pl.DataFrame) -> pl.DataFrame:
+    """query_id, chunk_id, rank of the run's rows of these (query, chunk) pairs, at any rank."""
+    return (aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank")
+            .join(chunks.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi"))
+
+
 def _with_metrics(ev: RunEval, gold: Gold, extra: list[Metric]) -> RunEval:
     more = evaluate(ev.run, gold, ev.settings, extra, bounds=bool(ev.bounds))
     per_query = ev.per_query.join(more.per_query, on="query_id", how="left", maintain_order="left")
     return RunEval(run=ev.run, metrics=list(ev.metrics) + extra, per_query=per_query, queries=ev.queries,
-                   settings=ev.settings, means={**ev.means, **more.means}, bounds={**ev.bounds, **more.bounds})
+                   settings=ev.settings, means={**ev.means, **more.means}, bounds={**ev.bounds, **more.bounds},
+                   prepared=ev.prepared)
 
 
 def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str]) -> dict[str, str | None]:
@@ -468,7 +503,7 @@ def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[st
 
 
 def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: int, seed: int, alpha: float,
-                  exact_max: int, by_hand: bool) -> list[MetricDiff]:
+                  exact_max: int, by_hand: bool, detectable_change_too: bool = True) -> list[MetricDiff]:
     """Every metric's comparison; metrics paired over the same queries share one batch of random draws."""
     pairs = {m: paired(ev_a, ev_b, m).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
              for m in metrics}
@@ -480,10 +515,12 @@ def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: in
     for group in groups.values():
         matrix = np.vstack([pairs[m].get_column("delta").to_numpy() for m in group])
         tests.update(zip(group, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)))
-        detectable.update(zip(group, np.atleast_1d(detectable_change(matrix, alpha=alpha, power=POWER, seed=seed))))
+        if detectable_change_too:
+            found = detectable_change(matrix, alpha=alpha, power=POWER, seed=seed)
+            detectable.update(zip(group, np.atleast_1d(found)))
     diffs = [_metric_diff(ev_a, ev_b, m, pairs[m], tests[m], alpha, by_hand) for m in metrics]
     for md in diffs:
-        md.detectable = float(detectable[md.metric])
+        md.detectable = float(detectable.get(md.metric, math.nan))
     return diffs
 
 

@@ -287,6 +287,8 @@ class RunEval:
     settings: EvalSettings
     means: dict[str, float] = field(default_factory=dict)
     bounds: dict[str, Bound] = field(default_factory=dict)  # with `bounds=True`: see `upper_bounds`
+    # what the scores were computed from (`score` keeps it): `diff` rescores from it instead of preparing again
+    prepared: PreparedRun | None = field(default=None, repr=False, compare=False)
 
 
 def aligned_frame(run: Run, gold: Gold) -> pl.DataFrame:
@@ -333,10 +335,12 @@ class PreparedRun:
     # unjudged chunks (no grade >= 0) in the top `unjudged_depth`: query_id, chunk_id, rank (for the bound)
     unjudged: pl.DataFrame | None = None
     unjudged_depth: int = 0
+    gold: Gold | None = field(default=None, repr=False, compare=False)  # the gold set it was prepared against
 
 
 def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
     """The k-independent half of `evaluate` (it uses the settings' threshold, level and query rules)."""
+    original = gold
     not_retrieval = gold.not_retrieval()
     gold_qids = gold.queries.get_column("query_id")
     frame = aligned_frame(run, gold)
@@ -364,6 +368,7 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
         qrels=qrels,
         unjudged=unjudged_rows(ranked, qrels, max(settings.k, settings.depth)),
         unjudged_depth=max(settings.k, settings.depth),
+        gold=original,
     )
 
 
@@ -395,9 +400,14 @@ class Bound:
     window: int
 
 
-def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings) -> PreparedRun:
-    """The prepared run as if `chunks` (query_id, chunk_id, rank of this run) were labelled relevant."""
-    keys = chunks.select("query_id", "chunk_id")
+def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings,
+            keys: pl.DataFrame | None = None) -> PreparedRun:
+    """The prepared run as if `chunks` (query_id, chunk_id, rank of this run) were labelled relevant; with `keys`
+    (query_id, chunk_id of scored queries, `chunks` among them), as if all of `keys` were: `chunks` are then the
+    rows of this run that `keys` name. The same as preparing the run again on `with_relevant(gold, keys)`, from
+    the judged rows and the promoted ones instead of the whole run (tests/test_diff.py holds them equal). `keys`
+    name each pair once (a run's rows do: core/runs.py refuses repeated chunks)."""
+    keys = (chunks if keys is None else keys).select("query_id", "chunk_id")
     grade = pl.lit(bound_grade(settings), dtype=prepared.qrels.schema["grade"])
     judged = pl.concat([prepared.judged.join(keys, on=["query_id", "chunk_id"], how="anti"),
                         chunks.select("query_id", "chunk_id", "rank", grade.alias("grade"))], how="vertical_relaxed")
@@ -434,7 +444,7 @@ def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] |
     means = {m.name: _mean(per_query.get_column(m.name)) for m in metrics}
     return RunEval(run=prepared.run, metrics=metrics, per_query=per_query, queries=prepared.queries,
                    settings=settings, means=means,
-                   bounds=upper_bounds(prepared, metrics, settings) if bounds else {})
+                   bounds=upper_bounds(prepared, metrics, settings) if bounds else {}, prepared=prepared)
 
 
 def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None,

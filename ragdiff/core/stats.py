@@ -142,11 +142,19 @@ def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.nd
     sign-flip test at `alpha`. A resample's values are its centred draws plus the shift, so its sum is
     observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d."""
 
+    # one (flips × resamples) buffer of sums and one of outcomes, reused by every shift tried: the same
+    # element-wise arithmetic as a fresh array each time, and a column sum of booleans instead of
+    # count_nonzero(axis=0) (several times slower), so the same counts at a fraction of the cost
+    sums = np.empty_like(flipped)
+    passed = np.empty(flipped.shape, dtype=bool)
+
     def share(d: float) -> float:
         shift = direction * d
         obs = np.abs(observed + n * shift)
-        flips = np.abs(flipped + shift * signs_sum[:, None])
-        b = np.count_nonzero(flips >= obs[None, :] - 1e-9 * np.maximum(1.0, obs[None, :]), axis=0)
+        np.add(flipped, shift * signs_sum[:, None], out=sums)
+        np.abs(sums, out=sums)
+        np.greater_equal(sums, obs[None, :] - 1e-9 * np.maximum(1.0, obs[None, :]), out=passed)
+        b = passed.sum(axis=0)
         return float(np.mean((b + 1) / (flipped.shape[0] + 1) < alpha))
 
     if 2 / (flipped.shape[0] + 1) >= alpha:  # pragma: no cover - too few flips to reach alpha at all
@@ -209,8 +217,9 @@ class PairedTest:
 
 
 def paired_tests(matrix, flips: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED,
-                 exact_max: int = EXACT_MAX) -> list[PairedTest]:
-    """paired_test for each row of a (metrics × queries) matrix, sharing the random draws."""
+                 exact_max: int = EXACT_MAX, interval: bool = True) -> list[PairedTest]:
+    """paired_test for each row of a (metrics × queries) matrix, sharing the random draws. `interval=False`
+    skips the bootstrap (ci95 is nan) for a caller that reads only the p-value: the p-values are the same."""
     d = _rows(_as_diffs(matrix))
     n = int(d.shape[1])
     if n == 0:
@@ -219,7 +228,7 @@ def paired_tests(matrix, flips: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED,
         p, method, counted = exact_sign_flip_p(d), "exact", 1 << n
     else:
         p, method, counted = sign_flip_p(d, flips, seed), "sign-flip", flips
-    cis = bootstrap_ci(d, flips, seed)
+    cis = bootstrap_ci(d, flips, seed) if interval else [(math.nan, math.nan)] * d.shape[0]
     means = d.mean(axis=1)
     return [PairedTest(n, float(means[i]), float(p[i]), cis[i], method, counted) for i in range(d.shape[0])]
 
