@@ -219,6 +219,10 @@ def check_snapshot(lf: LabelFile, file: Path) -> None:
     if hasattr(fresh, "entries"):
         for q in fresh.order:
             assert _spans(snap.entry(q)) == _spans(fresh.entry(q)), q
+    if hasattr(fresh, "frame"):  # qrels/BEIR: the same rows on the same lines, the same line starts
+        assert snap.frame.equals(fresh.frame)
+        assert snap.line_starts().tolist() == fresh.line_starts().tolist()
+        assert {q: dict(snap.judg[q]) for q in snap.order} == {q: dict(fresh.judg[q]) for q in fresh.order}
 
 
 def check_sequence(fmt: str, model: dict, styles: list[str], nl: str, actions: list) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from ragdiff.core import vocab
+from ragdiff.core.labels.atomic import changed_lines
 from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc, check_grade
 from ragdiff.core.labels.edits import _lines, _newline
 from ragdiff.core.labels.errors import LabelFormatError
@@ -39,7 +42,8 @@ class QrelsDoc(LabelDoc):
             level=pl.when(pl.col("grade") > 0).then(pl.lit(vocab.GOLD)).otherwise(pl.lit(vocab.NOT_RELEVANT))
         ).select(list(JUDGMENT_SCHEMA))
         self.order = self.frame.get_column("query_id").unique(maintain_order=True).to_list()
-        self._index: dict[str, dict[str, tuple[str, int, int | None]]] | None = None
+        self._index: _Judgments | None = None
+        self._starts: np.ndarray | None = None  # line start offsets, worked out when a mark needs them
 
     def _frame(self) -> pl.DataFrame:
         from ragdiff.core.textio import whitespace_columns
@@ -81,17 +85,70 @@ class QrelsDoc(LabelDoc):
     # ---- the writer
 
     @property
-    def judg(self):  # built on first use: the loader never needs it
+    def judg(self):  # read from the frame on first use: the loader never needs it
         if self._index is None:
-            index: dict[str, dict[str, tuple[str, int, int | None]]] = {q: {} for q in self.order}
-            for q, c, g, lv, line in self.frame.iter_rows():
-                index[q][c] = (lv, g, line)
-            self._index = index
+            self._index = _Judgments(self.frame, self.order)
         return self._index
 
     @judg.setter
     def judg(self, value) -> None:  # LabelDoc.__init__ sets an empty one
         self._index = None
+
+    def reparse(self, new_text: str, qid: str) -> QrelsDoc | None:
+        """The document of `new_text` when it differs from this one only in lines of query `qid` (the one
+        line a mark edits, appends or deletes), without reading the whole file again. None when that cannot
+        be shown to read the same as a whole parse (the caller then parses the whole text).
+
+        Why it reads the same: the loader reads a qrels file one physical line at a time (split on \\n,
+        blank and `#` lines skipped in TREC); everything before the changed lines and after them is the
+        same text, starting and ending on line boundaries, so it reads as the same rows, the ones after
+        moved by the change in line count. The changed lines are read on their own by this class's own
+        reader; rows of other queries among them must come back unchanged, and a chunk of `qid` read there
+        must not be judged elsewhere in the file (the whole parse would refuse the duplicate). A BEIR
+        file's first line may be its header: a change there is read whole."""
+        t = self.text
+        start, end_old, end_new = changed_lines(t, new_text)
+        if start == end_old == end_new:
+            return None
+        first = t.count("\n", 0, start) + 1  # the line number of the first changed line, in both texts
+        if first == 1 and isinstance(self, BeirDoc):
+            return None
+        old_part, new_part = t[start:end_old], new_text[start:end_new]
+        if isinstance(self, BeirDoc) and new_part.lower().startswith("query-id"):
+            return None  # a fragment's first line would be read as a header, the file's line `first` not
+        n_old = len(_lines(old_part))  # physical lines replaced (the last may lack its newline)
+        delta = new_part.count("\n") - old_part.count("\n")  # how far the lines after them move
+        try:
+            part = type(self)(self.path, new_part) if new_part.strip() else None
+        except Exception:  # noqa: BLE001 - whatever the reader says, the whole parse says it properly
+            return None
+        line = pl.col("line")
+        frame = self.frame
+        before = frame.filter(line < first)
+        was = frame.filter((line >= first) & (line < first + n_old))
+        after = frame.filter(line >= first + n_old)
+        now = (part.frame if part is not None else frame.clear()).with_columns(
+            (line.cast(pl.Int64) + (first - 1)).cast(pl.UInt32))
+        mine = pl.col("query_id") == qid
+        theirs = ["query_id", "chunk_id", "grade"]
+        if not was.filter(~mine).select(theirs).equals(now.filter(~mine).select(theirs)):
+            return None  # another query's line changed too
+        chunks = now.filter(mine).get_column("chunk_id")
+        if chunks.len() and pl.concat([before, after]).filter(mine & pl.col("chunk_id").is_in(chunks.implode())).height:
+            return None  # judged twice: the whole parse names both lines
+        if delta:
+            after = after.with_columns((line.cast(pl.Int64) + delta).cast(pl.UInt32))
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.text, new._lines = new_text, None
+        new.frame = pl.concat([before, now, after])
+        new.order = new.frame.get_column("query_id").unique(maintain_order=True).to_list()
+        new._index = None
+        if self._starts is not None:
+            moved = len(new_part) - len(old_part)
+            new._starts = np.concatenate((self._starts[: first - 1], _starts_of(new_part) + start,
+                                          self._starts[first - 1 + n_old:] + moved))
+        return new
 
     def graded(self, qid: str) -> bool:
         return True
@@ -114,28 +171,42 @@ class QrelsDoc(LabelDoc):
         """TREC qrels split on white space, skip `#` lines, and a NUL makes the file binary."""
         return s == "" or any(ch.isspace() for ch in s) or s.startswith("#") or "\x00" in s
 
+    def line_starts(self) -> np.ndarray:
+        """Where each physical line starts (line n at [n - 1]), as `_lines` splits the text: on \\n, a last
+        line without one counted. Worked out once per file; a reparse shifts it instead."""
+        if self._starts is None:
+            self._starts = _starts_of(self.text)
+        return self._starts
+
+    def _span(self, i: int) -> tuple[int, int]:
+        """(start, end) of 0-based line i, its ending included."""
+        starts = self.line_starts()
+        return int(starts[i]), (int(starts[i + 1]) if i + 1 < len(starts) else len(self.text))
+
     def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
         if label == vocab.EVIDENCE:
             raise LabelFormatError(f"{self.shape} have only grades; evidence cannot be said there "
                                    "(use the ragdiff YAML label file)")
-        lines = _lines(self.text)
-        nl = _newline(self.text)
+        t = self.text
+        count = len(self.line_starts())
         notes: list[str] = []
         hit = self.judg.get(qid, {}).get(chunk)
         if label == "none":
             if hit is None:
-                return self.text, notes
+                return t, notes
             i = hit[2] - 1
-            if i == len(lines) - 1 and not lines[i].endswith("\n") and i > 0:
-                lines[i - 1] = lines[i - 1].rstrip("\r\n")  # keep "no final newline"
-            del lines[i]
+            a, b = self._span(i)
             if set(self.judg.get(qid, {})) == {chunk}:
                 notes.append(f"{qid} has no judgment left in {self.path.name}")
-            return "".join(lines), notes
+            if i == count - 1 and not t.endswith("\n") and i > 0:
+                pa, _pb = self._span(i - 1)
+                return t[:pa] + t[pa:a].rstrip("\r\n"), notes  # keep "no final newline"
+            return t[:a] + t[b:], notes
         g = map_grade(label, grade)
         if hit is not None:
             i = hit[2] - 1
-            split = self._row_parts(lines[i])
+            a, b = self._span(i)
+            split = self._row_parts(t[a:b])
             if split is None:
                 raise LabelFormatError(f"{self.path.name}:{i + 1}: cannot find the grade on this line")
             parts, gi = split
@@ -143,8 +214,7 @@ class QrelsDoc(LabelDoc):
             if not m:
                 raise LabelFormatError(f"{self.path.name}:{i + 1}: cannot find the grade on this line")
             parts[gi] = parts[gi][: m.start(1)] + str(g) + parts[gi][m.end(1):]
-            lines[i] = "".join(parts)
-            return "".join(lines), notes
+            return t[:a] + "".join(parts) + t[b:], notes
         if self._bad_id(qid) or self._bad_id(chunk):
             raise LabelFormatError(f"{self.shape} cannot hold an empty id or one with white space "
                                    f"({qid!r}, {chunk!r})")
@@ -155,15 +225,76 @@ class QrelsDoc(LabelDoc):
             at = int(self.frame.get_column("line").max())
         else:
             at = None
-        template = lines[at - 1] if at is not None else None
+        template = None
+        if at is not None:
+            ta, tb = self._span(at - 1)
+            template = t[ta:tb]
         body = self._new_row(template, qid, chunk, g)
-        pos = at if at is not None else len(lines)
-        if pos == len(lines) and lines and not lines[-1].endswith("\n"):
-            lines[-1] = lines[-1] + nl
-            lines.append(body)
-        else:
-            lines.insert(pos, body + nl)
-        return "".join(lines), notes
+        nl = _newline(t)
+        pos = at if at is not None else count
+        if pos == count and count and not t.endswith("\n"):
+            return t + nl + body, notes
+        off = self._span(pos)[0] if pos < count else len(t)
+        return t[:off] + body + nl + t[off:], notes
+
+
+def _starts_of(text: str) -> np.ndarray:
+    """Start offsets of the physical lines of text (see QrelsDoc.line_starts)."""
+    pieces = text.split("\n")
+    if not pieces[-1]:
+        pieces.pop()  # the text ends with \n (or is empty): no line after it
+    lens = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)) + 1
+    starts = np.zeros(len(pieces), dtype=np.int64)
+    if len(pieces) > 1:
+        np.cumsum(lens[:-1], out=starts[1:])
+    return starts
+
+
+class _Judgments(Mapping):
+    """A qrels document's judgments, qid -> {chunk: (level, grade, line)}, read from its frame as asked: one
+    query at a time (a filter) for the writer's few look-ups per mark; every query in one pass once it is
+    iterated or asked about many queries (a 130,000-line file takes ~100 ms that way, too much per mark)."""
+
+    _FEW = 16
+
+    def __init__(self, frame: pl.DataFrame, order: list[str]):
+        self._frame, self._order = frame, order
+        self._known: set[str] | None = None
+        self._held: dict[str, dict[str, tuple[str, int, int | None]]] = {}
+        self._looked, self._all = 0, False
+
+    def __contains__(self, qid) -> bool:
+        if self._known is None:
+            self._known = set(self._order)
+        return qid in self._known
+
+    def __getitem__(self, qid: str) -> dict[str, tuple[str, int, int | None]]:
+        held = self._held.get(qid)
+        if held is not None:
+            return held
+        if qid not in self:
+            raise KeyError(qid)
+        self._looked += 1
+        if self._looked > self._FEW:
+            self._read_all()
+            return self._held[qid]
+        rows = self._frame.filter(pl.col("query_id") == qid)
+        held = self._held[qid] = {c: (lv, g, line) for _q, c, g, lv, line in rows.iter_rows()}
+        return held
+
+    def _read_all(self) -> None:
+        if not self._all:
+            index: dict[str, dict[str, tuple[str, int, int | None]]] = {q: {} for q in self._order}
+            for q, c, g, lv, line in self._frame.iter_rows():
+                index[q][c] = (lv, g, line)
+            self._held, self._all = index, True
+
+    def __iter__(self):
+        self._read_all()
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
 
 
 class BeirDoc(QrelsDoc):

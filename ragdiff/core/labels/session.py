@@ -317,6 +317,7 @@ class LabelFile:
             if new_text is None:
                 new_text, notes, new_doc = self._plan(snap, mark)
             new_raw = self._encode(new_text, snap.bom)
+            new_sha = sha(new_raw)
             rec = {
                 "type": kind,
                 "id": uuid.uuid4().hex,
@@ -332,7 +333,7 @@ class LabelFile:
                 "run": mark.run,
                 "rank": mark.rank,
                 "before_sha256": snap.sha,
-                "after_sha256": sha(new_raw),
+                "after_sha256": new_sha,
                 "patch": _patch(snap.text, new_text),
             }
             if undoes is not None:
@@ -351,7 +352,7 @@ class LabelFile:
                 self._replay.ops[rec["id"]].status = "failed"
                 self._replay.ops[rec["id"]].retried_by = "-"
                 continue
-            self._snap = _Snapshot(new_raw, sha(new_raw), done, snap.bom, new_text, new_doc)
+            self._snap = _Snapshot(new_raw, new_sha, done, snap.bom, new_text, new_doc)
             self._journal_quiet({"type": "saved", "id": rec["id"], "when": utc_now()})
             op = self._replay.ops[rec["id"]]
             op.status = "saved"
