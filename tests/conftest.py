@@ -107,15 +107,28 @@ def screen_lines(app) -> list[str]:
 
 
 async def settle(pilot, rounds: int = 3) -> None:
-    """Let the workers (loading, corpus index, p-values) finish and their messages land."""
-    from textual.worker import WorkerCancelled
+    """Let the workers (loading, corpus index, p-values, label writes) finish and their messages land.
 
+    Every running worker is waited for, each to its own end: one ending cancelled does not end the wait.
+    A p-value job replaced by a newer one (an exclusive group) ends cancelled while a mark is still being
+    written; stopping at the first cancelled worker read the journal before that mark was in it. Only the
+    app exiting (e.g. bad input: it cancels what was left) ends the wait early. A worker that failed fails
+    the test."""
+    import asyncio
+
+    from textual.worker import WorkerFailed, WorkerState
+
+    app = pilot.app
     for _ in range(rounds):
-        try:
-            await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:  # the app exited (e.g. bad input) and cancelled what was left
-            return
-        if not pilot.app.is_running:
+        while app.is_running:
+            running = [worker for worker in app.workers if worker.state == WorkerState.RUNNING]
+            if not running:
+                break
+            ends = await asyncio.gather(*(worker.wait() for worker in running), return_exceptions=True)
+            failed = [end for end in ends if isinstance(end, WorkerFailed)]
+            if failed:
+                raise failed[0]
+        if not app.is_running:
             return
         await pilot.pause()
 

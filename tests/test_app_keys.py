@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 
 from textual import events
 from textual.app import _character_to_key
+from textual.worker import WorkerState, get_current_worker
 
+from ragdiff.app.model import ReviewModel
+from ragdiff.app.session import LabelSession
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.journal import journal_path
@@ -27,6 +32,12 @@ DEMO = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
 async def type_fast(pilot, *keys: str) -> None:
     """Queue every key at once (no waiting between them), as a fast typist does; then wait until the app
     has taken them all and the writes they caused are done."""
+    await send_keys(pilot, *keys)
+    await settle(pilot)
+
+
+async def send_keys(pilot, *keys: str) -> None:
+    """Queue every key at once and wait until the app has taken them all (the writes may still be going)."""
     app = pilot.app
     start = app.keys_done
     for key in keys:
@@ -41,7 +52,6 @@ async def type_fast(pilot, *keys: str) -> None:
             break
         await pilot.pause(0.01)
     assert app.keys_done == start + len(keys), "the app did not take every key"
-    await settle(pilot)
 
 
 def journal(gold) -> list[dict]:
@@ -203,3 +213,50 @@ async def test_the_header_keeps_its_height_while_p_values_are_recomputed(sample_
         app._start_verdicts()
         await settled(pilot)
         assert app.model.header.verdicts_ready and (header.region, panes.region) == before
+
+
+async def test_waiting_for_the_writes_outlasts_a_p_value_job_replaced_by_a_newer_one(lesson, monkeypatch):
+    """The typed-fast tests read the journal once `settle` says the writes are done. On a loaded machine a
+    mark's p-values (started 0.25 s after it) may still be computing when the next mark's start: the newer
+    job replaces the older one (an exclusive worker group), and the older one ends cancelled. That is not
+    the app exiting: the wait must go on until the mark still being written is in the journal."""
+    replaced = threading.Event()
+    original_job, original_mark = ReviewModel.verdict_job, LabelSession._mark
+    calls = {"verdicts": 0, "marks": 0}
+
+    def verdict_job(model):  # the first p-values after a mark run until a newer job replaces them
+        key, function, args = original_job(model)
+        calls["verdicts"] += 1
+        if calls["verdicts"] > 1:
+            return key, function, args
+
+        def until_replaced(*args):
+            worker = get_current_worker()
+            while not worker.is_cancelled:
+                time.sleep(0.01)
+            replaced.set()
+            return ({}, False)
+        return key, until_replaced, args
+
+    def mark(session, *args):  # a slow disk: the third mark is written 0.5 s after the p-values were replaced
+        calls["marks"] += 1
+        if calls["marks"] == 3:
+            assert replaced.wait(30), "the second mark's p-values never replaced the first's"
+            time.sleep(0.5)
+        return original_mark(session, *args)
+
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)  # the first p-values (at load) are computed the ordinary way
+        monkeypatch.setattr(ReviewModel, "verdict_job", verdict_job)
+        monkeypatch.setattr(LabelSession, "_mark", mark)
+        await send_keys(pilot, "tab", "e")  # list A of q1: policy-14
+        for _ in range(3000):  # until the p-values after that mark are being computed
+            if any(w.group == "verdicts" and w.state == WorkerState.RUNNING for w in app.workers):
+                break
+            await pilot.pause(0.01)
+        await send_keys(pilot, "j", "e", "j", "e")  # policy-2 (its p-values replace the first), policy-9
+        await settle(pilot)
+        assert ops(lesson["gold"]) == [("mark", "q1", chunk, "evidence", None)
+                                       for chunk in ("policy-14", "policy-2", "policy-9")]
+        assert app.session.idle and replaced.is_set()
