@@ -218,3 +218,13 @@ def fmt_value(value: float | None, digits: int = fmt.EVAL_DIGITS) -> str:
 
 def is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+def run_app(app) -> int:
+    """Run a Textual screen (review or judge) to its end: a failure it recorded is one message and exit 2."""
+    app.run()
+    if app.failure:
+        print(f"ragdiff: {app.failure}", file=sys.stderr)
+        return 2
+    code = app.return_code
+    return 0 if code is None else int(code)

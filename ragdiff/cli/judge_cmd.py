@@ -6,10 +6,9 @@ Textual is imported only inside the handler, so `ragdiff eval` and friends never
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ragdiff.cli.common import positive_int
+from ragdiff.cli.common import positive_int, run_app
 from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError
 
@@ -40,9 +39,4 @@ def run_judge(args: argparse.Namespace) -> int:
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer))
-    app.run()
-    if app.failure:
-        print(f"ragdiff: {app.failure}", file=sys.stderr)
-        return 2
-    code = app.return_code
-    return 0 if code is None else int(code)
+    return run_app(app)

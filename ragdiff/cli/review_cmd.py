@@ -13,7 +13,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, check_settings, positive_int, settings_from
+from ragdiff.cli.common import add_input_options, check_settings, positive_int, run_app, settings_from
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
@@ -97,9 +97,4 @@ def _run_app(run_a: Path, run_b: Path, gold: Path, settings, **options) -> int:
     from ragdiff.app.app import ReviewApp, ReviewInputs
 
     app = ReviewApp(ReviewInputs(run_a=run_a, run_b=run_b, gold=gold, settings=settings, **options))
-    app.run()
-    if app.failure:
-        print(f"ragdiff: {app.failure}", file=sys.stderr)
-        return 2
-    code = app.return_code
-    return 0 if code is None else int(code)
+    return run_app(app)
