@@ -50,6 +50,20 @@ def metric_list(text: str) -> list[Metric]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def add_gold_format(parser: argparse.ArgumentParser, what: str = "gold set") -> None:
+    parser.add_argument("--gold-format", choices=GOLD_FORMATS, help=f"say the {what}'s format outright")
+
+
+def add_reviewer(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+
+
+def add_label_file(parser: argparse.ArgumentParser, help: str = "the label file") -> None:
+    """The label file a `labels` command reads or edits: GOLD and --gold-format."""
+    parser.add_argument("gold", type=Path, metavar="GOLD", help=help)
+    add_gold_format(parser, "label file")
+
+
 def add_input_options(parser: argparse.ArgumentParser, gold_positional: bool = False) -> None:
     """The options every scoring command takes; `gold_positional` makes the gold set the first argument
     (`ragdiff run GOLD`) instead of --gold."""
@@ -58,7 +72,7 @@ def add_input_options(parser: argparse.ArgumentParser, gold_positional: bool = F
         parser.add_argument("gold", type=Path, metavar="GOLD", help=gold_help)
     else:
         parser.add_argument("--gold", required=True, type=Path, help=gold_help)
-    parser.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the gold set's format outright")
+    add_gold_format(parser)
     parser.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
     parser.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
     parser.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")

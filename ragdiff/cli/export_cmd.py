@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ragdiff.core.choices import GOLD_FORMATS
+from ragdiff.cli.common import add_gold_format
 from ragdiff.core.errors import InputError
 from ragdiff.core.vocab import SCORING_LEVELS
 
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> None:
         description="One JSON object a line, one line per gold query in file order: id, text, unanswerable, "
                     "tags, and each relevant labelled chunk's id, grade, level and text from the corpus.")
     contexts.add_argument("gold", type=Path, metavar="GOLD", help="the gold set")
-    contexts.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the gold set's format outright")
+    add_gold_format(contexts)
     contexts.add_argument("--corpus", type=Path, required=True, help="corpus JSONL (id, text) the chunk text comes from")
     contexts.add_argument("--level", choices=SCORING_LEVELS, default="gold",
                           help="gold: the gold chunks; evidence: gold and evidence chunks (default gold)")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragdiff.cli.common import positive_int, run_app
-from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
+from ragdiff.cli.common import add_gold_format, add_reviewer, positive_int, run_app
+from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
 
 
@@ -25,9 +25,9 @@ def add_parser(subparsers) -> None:
     judge.add_argument("--gold", required=True, type=Path, help="the label file the decisions are written to")
     judge.add_argument("--corpus", type=Path, help="corpus JSONL (id, text): the chunk text, and / to search it")
     judge.add_argument("--pool", type=positive_int, default=10, help="each run's top N chunks per query (default 10)")
-    judge.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    add_gold_format(judge, "label file")
     judge.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
-    judge.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+    add_reviewer(judge)
     judge.set_defaults(handler=run_judge)
 
 

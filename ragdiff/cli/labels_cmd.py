@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragdiff.core.choices import GOLD_FORMATS
+from ragdiff.cli.common import add_label_file, add_reviewer
 from ragdiff.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -28,8 +28,7 @@ def add_parser(subparsers) -> None:
                     "undo, who made it and when, from which run and rank, what the chunk was before and after, "
                     "and whether it was saved or later taken back. --drafts: how often people overturned a "
                     "model's drafts, per proposed grade.")
-    log.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
-    log.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
+    add_label_file(log)
     log.add_argument("--query", metavar="Q", help="only this query (its id or its text)")
     log.add_argument("--drafts", action="store_true",
                      help="the overturn report: per proposed grade, drafts accepted, regraded or overturned")
@@ -41,10 +40,9 @@ def add_parser(subparsers) -> None:
         description="Add drafts from DRAFTS.jsonl (one {\"query_id\", \"chunk_id\", \"grade\"} a line, any model's "
                     "output) to the label file's drafted: sections. A chunk a person has judged is left alone and "
                     "counted; each draft is written like a mark (atomic, journaled, undoable).")
-    imp.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
+    add_label_file(imp)
     imp.add_argument("drafts", type=Path, metavar="DRAFTS.jsonl", help="the proposals")
-    imp.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
-    _reviewer(imp)
+    add_reviewer(imp)
     imp.set_defaults(handler=run_import)
     add_edit_parsers(commands)
 
@@ -55,14 +53,13 @@ def add_edit_parsers(commands) -> None:
         description="Append one query to the label file, after the last one, touching no other line: atomic, "
                     "journaled (labels log shows it) and undone by labels undo. It has no labels yet: it counts "
                     "as unanswerable until someone judges its chunks (ragdiff judge or review).")
-    add.add_argument("gold", type=Path, metavar="GOLD", help="the label file (ragdiff YAML)")
+    add_label_file(add, "the label file (ragdiff YAML)")
     add.add_argument("text", metavar="TEXT", help="the query as a user typed it")
     add.add_argument("--id", dest="query_id", metavar="Q", help="its id (default: the text is the id)")
     add.add_argument("--regression", action="store_true",
                      help="mark it regression: true (a written-down failure; diff --fail-on-regression guards it)")
     add.add_argument("--tag", dest="tags", action="append", default=[], metavar="T", help="a tag (repeatable)")
-    add.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
-    _reviewer(add)
+    add_reviewer(add)
     add.set_defaults(handler=run_add)
 
     snap = commands.add_parser(
@@ -70,10 +67,9 @@ def add_edit_parsers(commands) -> None:
         description="Record `corpus: {path, sha256}` in the label file, the snapshot its labels refer to: only "
                     "that entry changes (journaled, undone by labels undo). Scoring commands then warn, or with "
                     "--strict-corpus stop, when given another corpus.")
-    snap.add_argument("gold", type=Path, metavar="GOLD", help="the label file (ragdiff YAML)")
+    add_label_file(snap, "the label file (ragdiff YAML)")
     snap.add_argument("--corpus", type=Path, required=True, help="the corpus JSONL the labels were made against")
-    snap.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
-    _reviewer(snap)
+    add_reviewer(snap)
     snap.set_defaults(handler=run_snapshot)
 
     undo = commands.add_parser(
@@ -81,9 +77,8 @@ def add_edit_parsers(commands) -> None:
         description="Take back this reviewer's last change to the label file, whichever it was: a mark (as u "
                     "does in review), a query added or a snapshot recorded; byte for byte where its lines are "
                     "as written. Another person's change is never taken back.")
-    undo.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
-    undo.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
-    _reviewer(undo)
+    add_label_file(undo)
+    add_reviewer(undo)
     undo.set_defaults(handler=run_undo)
 
     stale = commands.add_parser(
@@ -92,11 +87,10 @@ def add_edit_parsers(commands) -> None:
                     "reviewed: date and their last mark in the journal) longer ago than --older-than, never "
                     "looked at, or labelled against another corpus snapshot than the one at hand (--corpus, else "
                     "the corpus the label file names) or than the one recorded since.")
-    stale.add_argument("gold", type=Path, metavar="GOLD", help="the label file")
+    add_label_file(stale)
     stale.add_argument("--older-than", type=_age, default=90, metavar="AGE",
                        help="90d (default), 12w, 6m (30 days each) or 1y")
     stale.add_argument("--corpus", type=Path, help="the corpus now in use (default: the one the label file names)")
-    stale.add_argument("--gold-format", choices=GOLD_FORMATS, help="say the label file's format outright")
     stale.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     stale.set_defaults(handler=run_stale)
 

@@ -13,7 +13,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, check_settings, positive_int, run_app, settings_from
+from ragdiff.cli.common import add_input_options, add_reviewer, check_settings, positive_int, run_app, settings_from
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
     review.add_argument("run_a", type=Path, metavar="RUN_A", help="the baseline run")
     review.add_argument("run_b", type=Path, metavar="RUN_B", help="the run to compare with it")
     add_input_options(review)
-    review.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+    add_reviewer(review)
     review.set_defaults(handler=run_review)
 
     demo = subparsers.add_parser(
