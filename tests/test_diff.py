@@ -519,12 +519,16 @@ def _unjudged_from_scratch(ev_a, ev_b, gold, diff):
 
 @pytest.mark.parametrize("case", [dict(level="gold", depth=8), dict(level="evidence", depth=20, threshold=2),
                                   dict(level="gold", depth=8, unanswerable_as_zero=True, gain="exp")])
-def test_the_unjudged_check_rescored_incrementally_equals_evaluating_on_the_relabelled_gold_set(tmp_path, case):
+@pytest.mark.parametrize("chosen", ["eval", "diff", "counted", "no bounds"])
+def test_the_unjudged_check_rescored_incrementally_equals_evaluating_on_the_relabelled_gold_set(tmp_path, case,
+                                                                                             chosen):
     """compare() rescores the check from the kept prepared runs plus the promoted rows, not from the run files:
     the same means and p-values, to the last bit, as evaluating both runs again on `with_relevant(gold, ...)` —
     with graded, not-relevant and negative (unjudged) labels, the other run holding the lower run's unjudged
     chunks past the depth, queries with no relevant chunk, a query one run lacks, at both label levels, and a
-    fresh prepare for evaluations made against another gold object."""
+    fresh prepare for evaluations made against another gold object. With eval's metrics, diff's (recall at depth
+    alone in its window: counted, looked up only where the other run has no hit), counted metrics alone at two
+    windows, and evaluations made without their bounds (`ragdiff run`'s)."""
     import random
 
     rnd = random.Random(12)
@@ -568,12 +572,16 @@ def test_the_unjudged_check_rescored_incrementally_equals_evaluating_on_the_rela
 
     runs = [load_run(run("a", 0)), load_run(run("b", 3))]
     settings = EvalSettings(k=5, **case)
-    metrics = default_metrics(settings.k, settings.depth)
-    evals = [evaluate(r, gold, settings, metrics, bounds=True) for r in runs]
+    metrics = {"eval": default_metrics(settings.k, settings.depth), "diff": diff_metrics(settings.k, settings.depth),
+               "counted": [Metric("recall", 5), Metric("recall_frac", settings.depth), Metric("precision", 5),
+                           Metric("recall", settings.depth), Metric("precision", settings.depth)],
+               "no bounds": diff_metrics(settings.k, settings.depth)}[chosen]
+    bounds = chosen != "no bounds"
+    evals = [evaluate(r, gold, settings, metrics, bounds=bounds) for r in runs]
     diff = compare(evals[0], evals[1], gold=gold)
     other = load_gold(qpath, "qrels")  # an equal gold set, another object: compare prepares the runs again
-    again = compare(evaluate(runs[0], other, settings, metrics, bounds=True),
-                    evaluate(runs[1], other, settings, metrics, bounds=True), gold=gold)
+    again = compare(evaluate(runs[0], other, settings, metrics, bounds=bounds),
+                    evaluate(runs[1], other, settings, metrics, bounds=bounds), gold=gold)
     expected = _unjudged_from_scratch(evals[0], evals[1], gold, diff)
     assert sum(v is not None for v in expected.values()) >= 3  # the case exercises the check
     for d in (diff, again):

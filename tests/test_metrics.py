@@ -148,3 +148,98 @@ def test_eval_shows_the_bound_in_text_and_json(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "If every unjudged chunk in the top k were relevant (how many unjudged):" in out
     assert any(line.split()[:4] == ["≤", "precision@5", "│", "0.6000"] and "(5)" in line for line in out.splitlines())
+
+
+def _random_case(tmp_path, seed: int, n: int = 40, pool: int = 30):
+    """A qrels file and a TREC run with every case the counted bound must get right: graded, judged
+    not-relevant (0) and negative (unjudged) labels, relevant chunks past the window, queries with fewer rows
+    than the window, a gold query the run lacks, a run query the gold set lacks, queries with nothing relevant."""
+    import random
+
+    rnd = random.Random(seed)
+    qrels, run = [], []
+    for i in range(n):
+        qid = f"q{i:02d}"
+        for c in rnd.sample(range(pool), rnd.randrange(0 if i % 7 == 0 else 1, 9)):
+            qrels.append(f"{qid} 0 c{c} {rnd.choice([-1, 0, 0, 1, 1, 2, 3])}")
+        if i == 5:
+            continue  # a gold query the run lacks
+        chunks = rnd.sample(range(pool), rnd.choice([1, 3, 6, 12, pool]))
+        run += [f"{qid} Q0 c{c} {r} {100 - r} r" for r, c in enumerate(chunks, start=1)]
+    run += [f"extra Q0 c{c} {r} {100 - r} r" for r, c in enumerate(range(8), start=1)]  # not in the gold set
+    return (write(tmp_path / f"qrels{seed}.txt", "\n".join(qrels) + "\n"),
+            write(tmp_path / f"run{seed}.txt", "\n".join(run) + "\n"))
+
+
+BOUND_METRICS = ["recall@1", "recall@3", "recall@5", "recall@10", "recall@20", "recall_frac@3", "recall_frac@5",
+                 "recall_frac@20", "precision@5", "precision@10", "precision@20", "mrr", "ndcg@5", "ndcg@20"]
+
+
+@pytest.mark.parametrize("case", [dict(), dict(threshold=2), dict(level="evidence"), dict(unanswerable_as_zero=True),
+                                  dict(threshold=2, unanswerable_as_zero=True, depth=20), dict(threshold=-1)])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_counted_bounds_are_the_promoted_ones_to_the_last_bit(tmp_path, case, seed):
+    """recall, recall_frac and precision's bounds are counted (each unjudged row in the window one more hit and
+    one more relevant chunk); by definition they are the promoted rows rescored: the same floats, per query,
+    mean and count."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, prepare, upper_bounds
+    from ragdiff.core.runs import load_run
+
+    import dataclasses
+
+    import polars as pl
+
+    qrels, run_path = _random_case(tmp_path, seed)
+    gold, run = load_gold(qrels, fmt="qrels"), load_run(run_path, fmt="trec")
+    if seed == 3:  # a pair judged twice (a file cannot say so, a merged label set could): one row of the run
+        gold = dataclasses.replace(gold, judgments=pl.concat([gold.judgments, gold.judgments.head(12)]))
+    settings = EvalSettings(**{"k": 5, "depth": 10, **case})
+    metrics = [parse_metric(n) for n in BOUND_METRICS]
+    prepared = prepare(run, gold, settings)
+    assert prepared.ranked_from_one
+    counted, promoted = upper_bounds(prepared, metrics, settings), upper_bounds(prepared, metrics, settings,
+                                                                                counted=False)
+    window = settings.depth if settings.depth > 10 else 10
+    assert {n for n in counted} == {n for n in promoted} == {m.name for m in metrics if (m.k or 5) <= window}
+    assert any(b.unjudged for b in counted.values())
+    for name, bound in promoted.items():
+        got = counted[name]
+        assert (got.value, got.unjudged, got.window) == (bound.value, bound.unjudged, bound.window), name
+        assert got.per_query.to_list() == bound.per_query.to_list(), name
+    # fewer rows kept (a caller that counts): the promoted ones are read again from the run, the same numbers
+    thin = prepare(run, gold, settings, unjudged_depth=0)
+    assert {n: (b.value, b.unjudged) for n, b in upper_bounds(thin, metrics, settings).items()} == \
+           {n: (b.value, b.unjudged) for n, b in promoted.items()}
+
+
+def test_counted_bounds_fall_back_when_a_query_is_two_stretches(tmp_path):
+    """A run keying one query by its id and by its text makes two stretches of one query after the text is
+    read as the id: its top w no longer holds min(returned, w) rows, so its bounds are promoted, not counted."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, prepare, upper_bounds
+    from ragdiff.core.runs import load_run
+
+    gold = load_gold(write(tmp_path / "gold.yaml", "queries:\n  - id: q1\n    text: what is x\n    gold: [a]\n"
+                                                   "  - id: q2\n    text: what is y\n    gold: [b]\n"))
+    run = load_run(write(tmp_path / "run.txt", "q1 Q0 z 1 9 r\nq1 Q0 y 2 8 r\nwhat is x Q0 w 1 9 r\n"
+                                               "what is x Q0 a 2 8 r\nq2 Q0 b 1 9 r\n".replace("what is x", "what_is_x")),
+                   fmt="trec")
+    gold = replace_text(gold, "q1", "what_is_x")
+    settings = EvalSettings(k=1, depth=2)
+    metrics = [parse_metric(n) for n in ("recall@1", "precision@2", "recall_frac@2")]
+    prepared = prepare(run, gold, settings)
+    assert not prepared.ranked_from_one
+    assert upper_bounds(prepared, metrics, settings) == upper_bounds(prepared, metrics, settings, counted=False)
+    # two rows at rank 1 of q1 (z and w) both unjudged: precision@2's bound counts all four rows of q1's top 2
+    assert upper_bounds(prepared, metrics, settings)["precision@2"].unjudged == 3
+
+
+def replace_text(gold, qid, text):
+    import dataclasses
+
+    import polars as pl
+
+    queries = gold.queries.with_columns(pl.when(pl.col("query_id") == qid).then(pl.lit(text))
+                                        .otherwise(pl.col("text")).alias("text"))
+    return dataclasses.replace(gold, queries=queries)

@@ -14,8 +14,9 @@ import polars as pl
 
 from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, evaluate,
-                                  per_query_values, prepare, promote, unjudged_rows)
+from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, can_count,
+                                  counted_values, evaluate, per_query_values, prepare, promote, unjudged_in,
+                                  window_counts)
 from ragdiff.core.stats import (DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, detectable_change,
                                 paired_tests)
 from ragdiff.core import words
@@ -393,7 +394,6 @@ def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[Metric
     that gold set over the same queries — the change, its p-value and verdict, and whether the verdict flips."""
     settings = ev_a.settings
     order = pl.DataFrame({"query_id": scored}, schema={"query_id": pl.String})
-    qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null())
     cases: dict[tuple[str, int], list[MetricDiff]] = {}
     for md in diffs:
         if not md.metric.spec.quality or md.n == 0:
@@ -406,20 +406,36 @@ def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[Metric
         if side is not None:
             cases.setdefault((side, window), []).append(md)
     prepared = {"a": _prepared(ev_a, gold), "b": _prepared(ev_b, gold)} if cases else {}
+    evs = {"a": ev_a, "b": ev_b}
     for (side, window), group in cases.items():
-        chunks = _unjudged_in(prepared[side], ev_a if side == "a" else ev_b, gold, qrels, order, window)
-        if chunks.height == 0:
+        metrics = list(dict.fromkeys(md.metric for md in group))
+        other = "b" if side == "a" else "a"
+        low, high = prepared[side], prepared[other]
+        # recall, recall_frac and precision are counted when both runs allow it (as in metrics.upper_bounds):
+        # the lower run's unjudged rows in the window need not be listed for them
+        counting = can_count(low, settings) and can_count(high, settings)
+        by_count = [m for m in metrics if counting and m.spec.counted]
+        rest = [m for m in metrics if m not in by_count]
+        counts = (window_counts(low, window, settings).join(order, on="query_id", how="semi")
+                  if by_count else None)
+        chunks = unjudged_in(low, window).join(order, on="query_id", how="semi") if rest else None
+        count = chunks.height if chunks is not None else int(counts.get_column("unjudged").sum())
+        if count == 0:
             for md in group:
                 md.unjudged.sentence = _unjudged_sentence(md, side, 0)
             continue
-        metrics = list(dict.fromkeys(md.metric for md in group))
-        # both runs as if evaluated on `with_relevant(gold, chunks)`: each prepared run with its own rows of
-        # those chunks promoted, rescored (tests/test_diff.py holds it to evaluating on that gold set)
-        again = []
-        for other, ev in (("a", ev_a), ("b", ev_b)):
-            rows = chunks if other == side else _rows_of(ev, gold, chunks)
-            promoted = promote(prepared[other], rows, settings, keys=chunks)
-            again.append(per_query_values(promoted, metrics, settings).join(order, on="query_id", how="semi"))
+        # both runs as if evaluated on `with_relevant(gold, chunks)` (tests/test_diff.py holds it to evaluating
+        # on that gold set). The lower run's values are its upper bound's (the same promotion, and a query's
+        # values do not depend on other queries' chunks); the other run's: its rows of those chunks promoted, or
+        # counted
+        values = {side: _bound_values(evs[side], low, metrics, order)}
+        if values[side] is None:
+            values[side] = _rescored(low, by_count, rest, settings, order, window, chunks, counts,
+                                     counts.get_column("unjudged") if by_count else None, None)
+        found = _found_in(high, low, counts, by_count, chunks, gold, settings, window, order) if by_count else None
+        values[other] = _rescored(high, by_count, rest, settings, order, window,
+                                  _rows_of(evs[other], gold, chunks) if rest else None, counts, found, chunks)
+        again = [values["a"], values["b"]]
         pairs = again[0].join(again[1], on="query_id", how="inner", suffix="_b", maintain_order="left")
         matrix = np.vstack([(pairs[f"{m.name}_b"] - pairs[m.name]).fill_null(0.0).to_numpy() for m in metrics])
         # only the p-value and the mean are read here: no bootstrap interval
@@ -439,7 +455,7 @@ def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[Metric
                                  if test.p_value < alpha else "noise")
                 same = {"same": "noise"}  # no change and no real change: either way, not a verdict
                 check.could_flip = same.get(check.verdict, check.verdict) != same.get(md.verdict, md.verdict)
-            check.sentence = _unjudged_sentence(md, side, chunks.height)
+            check.sentence = _unjudged_sentence(md, side, count)
 
 
 def _unjudged_sentence(md: MetricDiff, side: str, count: int) -> str:
@@ -466,15 +482,62 @@ def _prepared(ev: RunEval, gold: Gold) -> PreparedRun:
     return prepare(ev.run, gold, ev.settings)
 
 
-def _unjudged_in(prepared: PreparedRun, ev: RunEval, gold: Gold, qrels: pl.DataFrame, order: pl.DataFrame,
-                 window: int) -> pl.DataFrame:
-    """query_id, chunk_id, rank of the run's unjudged chunks in the top `window` of the queries in `order`: from
-    the unjudged rows the prepared run keeps (its top max(k, depth)) when they reach that deep."""
-    if prepared.unjudged is not None and window <= prepared.unjudged_depth:
-        return prepared.unjudged.filter(pl.col("rank") <= window).join(order, on="query_id", how="semi")
-    ranked = aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank").join(order, on="query_id",
-                                                                                       how="semi")
-    return unjudged_rows(ranked, qrels, window)
+def _bound_values(ev: RunEval, prepared: PreparedRun, metrics: list[Metric], order: pl.DataFrame):
+    """query_id and each metric's upper-bound values over the queries in `order`, when the evaluation kept them
+    for this prepared run (else None)."""
+    bounds = [ev.bounds.get(m.name) for m in metrics]
+    if ev.prepared is not prepared or any(b is None or b.per_query is None for b in bounds):
+        return None
+    frame = pl.DataFrame([prepared.scored.get_column("query_id"), *[b.per_query.alias(m.name)
+                                                                   for m, b in zip(metrics, bounds)]])
+    return frame.join(order, on="query_id", how="semi")
+
+
+def _rescored(prepared: PreparedRun, by_count: list[Metric], rest: list[Metric], settings: EvalSettings,
+              order: pl.DataFrame, window: int, rows: pl.DataFrame | None, counts: pl.DataFrame | None,
+              found: pl.Series | None, keys: pl.DataFrame | None) -> pl.DataFrame:
+    """query_id and each metric over the queries in `order` with the lower run's unjudged chunks in the window
+    relevant: `rest` from this run's `rows` of them promoted (`keys`: all of them), `by_count` counted — `found`
+    of them among this run's top `window` (per query of `counts`, the lower run's), one relevant chunk more for
+    each of them labelled (`counts`' `unjudged`)."""
+    parts = []
+    if by_count:
+        own = window_counts(prepared, window, settings).join(order, on="query_id", how="semi")
+        added = counts.select("query_id", pl.col("unjudged").alias("added"), found.alias("found"))
+        own = own.join(added, on="query_id", how="left", maintain_order="left").select(
+            "query_id", hits=pl.col("hits") + pl.col("found"), num_rel=pl.col("num_rel") + pl.col("added"))
+        parts.append(counted_values(own, by_count, window))
+    if rest:
+        promoted = promote(prepared, rows, settings, keys=keys)
+        parts.append(per_query_values(promoted, rest, settings).join(order, on="query_id", how="semi"))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, on="query_id", how="left", maintain_order="left")
+    return out
+
+
+def _found_in(high: PreparedRun, low: PreparedRun, counts: pl.DataFrame, by_count: list[Metric],
+              chunks: pl.DataFrame | None, gold: Gold, settings: EvalSettings, window: int,
+              order: pl.DataFrame) -> pl.Series:
+    """Per query of `counts` (the lower run's window counts): how many of the lower run's unjudged chunks in the
+    top `window` the other run has in its own top `window`. When every counted metric is recall (a hit or not),
+    only the queries where the other run has no hit yet are looked up (the others are hits either way: 0)."""
+    need = counts.filter(pl.col("unjudged") > 0)
+    if all(m.family == "recall" for m in by_count):
+        hits = window_counts(high, window, settings).filter(pl.col("hits") == 0)
+        need = need.join(hits, on="query_id", how="semi")
+    zero = pl.Series("found", [0] * counts.height, dtype=pl.Int64)
+    if need.height == 0:
+        return zero
+    queries = need.select("query_id")
+    keys = (chunks.join(queries, on="query_id", how="semi") if chunks is not None
+            else unjudged_in(low, window, queries))
+    theirs = (aligned_frame(high.run, gold).filter(pl.col("rank") <= window)
+              .join(queries, on="query_id", how="semi").select("query_id", "chunk_id")
+              .join(keys.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi")
+              .group_by("query_id").agg(found=pl.len().cast(pl.Int64)))
+    return (counts.select("query_id").join(theirs, on="query_id", how="left", maintain_order="left")
+            .get_column("found").fill_null(0))
 
 
 def _rows_of(ev: RunEval, gold: Gold, chunks: pl.DataFrame) -> pl.DataFrame:

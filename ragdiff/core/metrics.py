@@ -114,6 +114,9 @@ class MetricSpec:
     trec_eval: str | None = None  # trec_eval's name, "{k}" for the cutoff, e.g. "success_{k}"
     ir_measures: str | None = None  # ir_measures' name, e.g. "Success@{k}"
     definition: str = ""
+    # the value reads only hits_{k} (relevant in the top k), num_rel and k: its upper bound is counted
+    # (`counted_bound`) instead of rescored from promoted rows — the same floats (tests/test_metrics.py)
+    counted: bool = False
 
     def name(self, k: int | None) -> str:
         return self.family if k is None else f"{self.family}@{k}"
@@ -122,17 +125,17 @@ class MetricSpec:
 SPECS: dict[str, MetricSpec] = {spec.family: spec for spec in (
     MetricSpec(
         "recall", "recall", "required", ("recall@{k}", "success_{k}", "success@{k}", "hit@{k}", "hits@{k}"),
-        lambda k: (pl.col(f"hits_{k}") > 0).cast(pl.Float64), aggs=(_hits,), counts_queries=True,
+        lambda k: (pl.col(f"hits_{k}") > 0).cast(pl.Float64), aggs=(_hits,), counts_queries=True, counted=True,
         trec_eval="success_{k}", ir_measures="Success@{k}",
         definition="1 if any relevant chunk is in the top k (the lesson's recall)"),
     MetricSpec(
         "recall_frac", "recall_frac", "required", ("recall_frac@{k}", "recall_frac_{k}", "recall_{k}", "R@{k}"),
-        lambda k: _ratio(pl.col(f"hits_{k}"), pl.col("num_rel")), aggs=(_hits,),
+        lambda k: _ratio(pl.col(f"hits_{k}"), pl.col("num_rel")), aggs=(_hits,), counted=True,
         trec_eval="recall_{k}", ir_measures="R@{k}",
         definition="relevant chunks in the top k / relevant chunks labelled"),
     MetricSpec(
         "precision", "P", "required", ("precision@{k}", "precision_{k}", "P@{k}", "P_{k}"),
-        lambda k: pl.col(f"hits_{k}").cast(pl.Float64) / float(k), aggs=(_hits,),
+        lambda k: pl.col(f"hits_{k}").cast(pl.Float64) / float(k), aggs=(_hits,), counted=True,
         trec_eval="P_{k}", ir_measures="P@{k}", definition="relevant chunks in the top k / k"),
     MetricSpec(
         "mrr", "MRR", "optional", ("mrr", "mrr@{k}", "recip_rank", "RR", "RR@{k}", "MRR@{k}"),
@@ -336,10 +339,23 @@ class PreparedRun:
     unjudged: pl.DataFrame | None = None
     unjudged_depth: int = 0
     gold: Gold | None = field(default=None, repr=False, compare=False)  # the gold set it was prepared against
+    # every scored query's rows are ranked 1 … returned (one stretch of the run each), so its top w holds
+    # min(returned, w) rows and its unjudged ones can be counted from the judged rows (`window_counts`)
+    ranked_from_one: bool = False
+    # the deepest window with an upper bound, when deeper than the unjudged rows kept (0: `unjudged_depth`)
+    bound_depth: int = 0
+
+    @property
+    def bounds_to(self) -> int:
+        """Metrics whose window reaches no deeper than this have an upper bound."""
+        return max(self.bound_depth, self.unjudged_depth)
 
 
-def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
-    """The k-independent half of `evaluate` (it uses the settings' threshold, level and query rules)."""
+def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | None = None) -> PreparedRun:
+    """The k-independent half of `evaluate` (it uses the settings' threshold, level and query rules).
+
+    The unjudged rows are kept to `unjudged_depth` (default max(k, depth), where the upper bounds reach): a
+    caller that counts its bounds (`MetricSpec.counted`) needs them only as deep as its other metrics' windows."""
     original = gold
     not_retrieval = gold.not_retrieval()
     gold_qids = gold.queries.get_column("query_id")
@@ -360,15 +376,22 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings) -> PreparedRun:
     # when every query of the run is scored (the usual case) the million-row join is not needed
     if not run_qids.is_in(scored.get_column("query_id").implode()).all():
         ranked = ranked.join(scored, on="query_id", how="semi")
+    returned = ranked.group_by("query_id").agg(returned=pl.len(), deepest=pl.col("rank").max())
+    bound_depth = max(settings.k, settings.depth)
+    kept = bound_depth if unjudged_depth is None else min(unjudged_depth, bound_depth)
     return PreparedRun(
         run=run, queries=sets, scored=scored,
-        returned=ranked.group_by("query_id").agg(returned=pl.len()),
+        returned=returned.select("query_id", "returned"),
         # every metric counts judged chunks only, so the million unjudged rows of a big run stop here
         judged=ranked.join(qrels, on=["query_id", "chunk_id"], how="inner"),
         qrels=qrels,
-        unjudged=unjudged_rows(ranked, qrels, max(settings.k, settings.depth)),
-        unjudged_depth=max(settings.k, settings.depth),
+        unjudged=unjudged_rows(ranked, qrels, kept),
+        unjudged_depth=kept,
         gold=original,
+        # a query's rows are stretches ranked 1 … length (core/runs.py ranks by position): one stretch exactly
+        # when its deepest rank is its count — two (a run keying a query both by its id and by its text) are not
+        ranked_from_one=bool((returned.get_column("deepest") == returned.get_column("returned")).all()),
+        bound_depth=bound_depth,
     )
 
 
@@ -398,6 +421,8 @@ class Bound:
     value: float
     unjudged: int
     window: int
+    # the per-query values behind `value`, in the prepared run's scored order (diff's check reads them again)
+    per_query: pl.Series | None = field(default=None, repr=False, compare=False)
 
 
 def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings,
@@ -416,22 +441,88 @@ def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings,
     return replace(prepared, judged=judged, qrels=qrels)
 
 
-def upper_bounds(prepared: PreparedRun, metrics: list[Metric], settings: EvalSettings) -> dict[str, Bound]:
+def unjudged_in(prepared: PreparedRun, window: int, queries: pl.DataFrame | None = None) -> pl.DataFrame:
+    """query_id, chunk_id, rank of the prepared run's unjudged rows in the top `window` (of its scored queries,
+    or of those of them in `queries`): from the rows it keeps when they reach that deep, else from the run."""
+    if prepared.unjudged is not None and window <= prepared.unjudged_depth:
+        rows = prepared.unjudged.filter(pl.col("rank") <= window)
+        return rows if queries is None else rows.join(queries, on="query_id", how="semi")
+    ranked = (aligned_frame(prepared.run, prepared.gold).filter(pl.col("rank") <= window)
+              .select("query_id", "chunk_id", "rank").join(prepared.scored, on="query_id", how="semi"))
+    if queries is not None:
+        ranked = ranked.join(queries, on="query_id", how="semi")
+    return unjudged_rows(ranked, prepared.qrels, window)
+
+
+def can_count(prepared: PreparedRun, settings: EvalSettings) -> bool:
+    """Whether the counted metrics' bounds may be counted: each query's top w holds min(returned, w) rows, and
+    an unjudged chunk (no grade >= 0) was not relevant before it was promoted."""
+    return prepared.ranked_from_one and settings.threshold >= 0
+
+
+def window_counts(prepared: PreparedRun, window: int, settings: EvalSettings) -> pl.DataFrame:
+    """Per scored query (the prepared run's order): `hits` (relevant rows in the top `window`), `num_rel`
+    (relevant chunks labelled) and `unjudged` (rows in the top `window` without a judgment: min(returned,
+    window) less the judged ones — `can_count` says when that holds), from the judged rows alone."""
+    threshold = settings.threshold
+    top = prepared.judged.filter(pl.col("rank") <= window).group_by("query_id").agg(
+        hits=(pl.col("grade") >= threshold).sum(),
+        # rows, not judgments: a pair labelled twice is one row of the run
+        judged=pl.col("rank").filter(pl.col("grade") >= 0).n_unique(),
+    )
+    counts = prepared.qrels.group_by("query_id").agg(num_rel=(pl.col("grade") >= threshold).sum())
+    return (prepared.scored.join(prepared.returned, on="query_id", how="left")
+            .join(counts, on="query_id", how="left").join(top, on="query_id", how="left")
+            .with_columns(pl.col("returned", "num_rel", "hits", "judged").fill_null(0))
+            .select("query_id", "hits", "num_rel",
+                    unjudged=pl.min_horizontal(pl.col("returned").cast(pl.Int64), pl.lit(window, dtype=pl.Int64))
+                    - pl.col("judged").cast(pl.Int64)))
+
+
+def counted_values(table: pl.DataFrame, metrics: list[Metric], window: int) -> pl.DataFrame:
+    """query_id and each counted metric (cutoff `window`) from a table of `hits` and `num_rel` per query: the
+    spec's own expression, as `per_query_values` applies it to its aggregates."""
+    table = table.rename({"hits": f"hits_{window}"})
+    return table.select(pl.col("query_id"), *[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in metrics])
+
+
+def upper_bounds(prepared: PreparedRun, metrics: list[Metric], settings: EvalSettings,
+                 counted: bool = True) -> dict[str, Bound]:
     """Per quality metric, its `Bound` (metrics of label coverage, judged@k, have none; nor has a metric whose
-    window is deeper than the unjudged rows kept, max(k, depth))."""
+    window is deeper than max(k, depth)).
+
+    The definition: the prepared run with its unjudged rows in the window promoted (`promote`), rescored. A
+    counted metric (recall, recall_frac, precision: hits and relevant counts) gets the same floats by counting —
+    each unjudged row in the window adds one hit and one relevant chunk — without the promoted rows (a million
+    of them for recall@1000); `counted=False` promotes every metric (tests/test_metrics.py holds both equal)."""
     out: dict[str, Bound] = {}
     if prepared.unjudged is None:
         return out
     windows: dict[int, list[Metric]] = {}
     for m in metrics:
         window = bound_window(m, settings)
-        if m.spec.quality and window <= prepared.unjudged_depth:
+        if m.spec.quality and window <= prepared.bounds_to:
             windows.setdefault(window, []).append(m)
+    counting = counted and can_count(prepared, settings)
     for window, group in windows.items():
-        chunks = prepared.unjudged.filter(pl.col("rank") <= window)
-        values = per_query_values(promote(prepared, chunks, settings), group, settings)
+        by_count = [m for m in group if counting and m.spec.counted]
+        rest = [m for m in group if m not in by_count]
+        columns: dict[str, pl.Series] = {}
+        unjudged = 0
+        if by_count:
+            table = window_counts(prepared, window, settings)
+            unjudged = int(table.get_column("unjudged").sum())
+            table = table.select("query_id", hits=pl.col("hits") + pl.col("unjudged"),
+                                 num_rel=pl.col("num_rel") + pl.col("unjudged"))
+            values = counted_values(table, by_count, window)
+            columns.update({m.name: values.get_column(m.name) for m in by_count})
+        if rest:
+            chunks = unjudged_in(prepared, window)
+            unjudged = chunks.height
+            values = per_query_values(promote(prepared, chunks, settings), rest, settings)
+            columns.update({m.name: values.get_column(m.name) for m in rest})
         for m in group:
-            out[m.name] = Bound(_mean(values.get_column(m.name)), chunks.height, window)
+            out[m.name] = Bound(_mean(columns[m.name]), unjudged, window, per_query=columns[m.name])
     return out
 
 
@@ -449,7 +540,15 @@ def score(prepared: PreparedRun, settings: EvalSettings, metrics: list[Metric] |
 
 def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None,
              bounds: bool = False) -> RunEval:
-    return score(prepare(run, gold, settings), settings, metrics, bounds)
+    metrics = list(dict.fromkeys(metrics or default_metrics(settings.k, settings.depth)))
+    return score(prepare(run, gold, settings, unjudged_depth=rows_for_bounds(metrics, settings) if bounds else 0),
+                 settings, metrics, bounds)
+
+
+def rows_for_bounds(metrics: list[Metric], settings: EvalSettings) -> int:
+    """How deep the unjudged rows must be kept for these metrics' bounds: the widest window of a metric whose
+    bound is promoted, not counted (the rest are read again from the run if a caller needs them)."""
+    return max((bound_window(m, settings) for m in metrics if m.spec.quality and not m.spec.counted), default=0)
 
 
 def recall_curve(prepared: PreparedRun, settings: EvalSettings, depth: int) -> list[float]:
