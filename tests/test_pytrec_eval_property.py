@@ -33,14 +33,16 @@ def trec_measures() -> set[str]:
             "recip_rank", "map", "Rprec", "ndcg"}
 
 
-def pytrec_values(qrels, run, threshold):
+def pytrec_values(qrels, run, threshold, judged_only=False):
     """pytrec_eval's per-query values. bpref apart: trec_eval's m_bpref.c reads rel_levels[0 .. threshold-1],
     past the end of the array for a topic whose best grade is below threshold - 1 (it crashes pytrec_eval now
     and then); such a topic has nothing relevant, so its bpref is the loop's starting 0.0 — asked of trec_eval
     only for topics with something relevant."""
-    theirs = pytrec_eval.RelevanceEvaluator(qrels, trec_measures(), relevance_level=threshold).evaluate(run)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, trec_measures(), relevance_level=threshold,
+                                            judged_docs_only_flag=judged_only).evaluate(run)
     answerable = {q: d for q, d in qrels.items() if max(d.values()) >= threshold}
-    bpref = (pytrec_eval.RelevanceEvaluator(answerable, {"bpref"}, relevance_level=threshold).evaluate(run)
+    bpref = (pytrec_eval.RelevanceEvaluator(answerable, {"bpref"}, relevance_level=threshold,
+                                            judged_docs_only_flag=judged_only).evaluate(run)
              if answerable else {})
     for qid, values in theirs.items():
         values["bpref"] = bpref[qid]["bpref"] if qid in bpref else 0.0
@@ -88,14 +90,15 @@ def as_ragdiff(qrels, run):
         name="r", path=None, format="trec", frame=_order(frame, True))
 
 
-def check_per_query(data, unanswerable_as_zero=False):
+def check_per_query(data, unanswerable_as_zero=False, judged_only=False):
     qrels, run, threshold = data
     gold, ragdiff_run = as_ragdiff(qrels, run)
     names = trec_names()
-    ev = evaluate(ragdiff_run, gold, EvalSettings(threshold=threshold, unanswerable_as_zero=unanswerable_as_zero),
+    ev = evaluate(ragdiff_run, gold, EvalSettings(threshold=threshold, unanswerable_as_zero=unanswerable_as_zero,
+                                                  judged_only=judged_only),
                   [parse_metric(m) for m in names.values()])
     ours = {row["query_id"]: row for row in ev.per_query.iter_rows(named=True)}
-    theirs = pytrec_values(qrels, run, threshold)
+    theirs = pytrec_values(qrels, run, threshold, judged_only)
     for qid, values in theirs.items():
         if qid not in ours:  # no relevant chunk: ragdiff leaves it out of the means on purpose
             assert not unanswerable_as_zero
@@ -120,6 +123,26 @@ def test_per_query_values_equal_pytrec_eval(data):
 @given(collections(ties=True))
 def test_per_query_values_equal_pytrec_eval_with_ties(data):
     check_per_query(data)
+
+
+@settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(collections(ties=True))
+def test_judged_only_equals_trec_eval_J(data):
+    """--judged-only: every per-query value is trec_eval -J's (unjudged chunks dropped, ranks closed up)."""
+    check_per_query(data, judged_only=True)
+
+
+def test_judged_only_closes_up_the_ranks():
+    """One query by hand: an unjudged chunk above the only relevant one costs MRR 1/2, and nothing with
+    --judged-only; a chunk judged 0 still counts as a miss (it is judged)."""
+    qrels = {"q": {"rel": 1, "zero": 0}}
+    for returned, plain, condensed in ((["new", "rel"], 0.5, 1.0), (["zero", "rel"], 0.5, 0.5),
+                                       (["new", "zero", "new2", "rel"], 0.25, 0.5)):
+        run = {"q": {c: float(len(returned) - i) for i, c in enumerate(returned)}}
+        gold, ragdiff_run = as_ragdiff(qrels, run)
+        for judged_only, expected in ((False, plain), (True, condensed)):
+            ev = evaluate(ragdiff_run, gold, EvalSettings(judged_only=judged_only), [parse_metric("mrr")])
+            assert ev.means["mrr"] == expected, (returned, judged_only)
 
 
 @settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -92,6 +92,9 @@ def add_slice_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drafted", choices=("waiting", "as-labels"), default="waiting",
                         help="as-labels: also score as if every drafted label were accepted, beside the real numbers")
     parser.add_argument("--by-tag", action="store_true", help="every metric per tag (the query's tags: [...])")
+    parser.add_argument("--judged-only", action="store_true",
+                        help="drop unjudged chunks before scoring and close up the ranks (condensed lists, "
+                             "trec_eval -J)")
 
 
 def check_settings(settings: EvalSettings) -> EvalSettings:
@@ -114,7 +117,8 @@ def settings_from(args: argparse.Namespace) -> EvalSettings:
     from ragdiff.core.metrics import EvalSettings
 
     return check_settings(EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level,
-                                       gain=args.gain, unanswerable_as_zero=args.unanswerable_as_zero))
+                                       gain=args.gain, unanswerable_as_zero=args.unanswerable_as_zero,
+                                       judged_only=getattr(args, "judged_only", False)))
 
 
 def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, list[Run]]:

@@ -12,7 +12,7 @@ from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_
                                 corpus_warning, drafts_note, drafts_summary, fmt_value, load_inputs, metric_list,
                                 settings_from, stdout_console, warn)
 from ragdiff.core import words
-from ragdiff.core.errors import InputError
+from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
     from ragdiff.core.gold import Gold
@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.metrics import default_metrics, evaluate
 
     settings = settings_from(args)
+    if settings.judged_only and args.log:
+        raise UsageError("--judged-only with --log: a history compares runs scored the same way, and condensed "
+                         "lists are not; log without --judged-only")
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
     # runs too big for memory (or --low-memory) are scored a slice of queries at a time, with the same numbers
     in_parts = args.low_memory or _too_big(args)
@@ -143,8 +146,7 @@ def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = Non
             }
         runs.append(entry)
     doc = {
-        "settings": {"k": first.settings.k, "depth": first.settings.depth, "threshold": first.settings.threshold,
-                     "level": first.settings.level, "gain": first.settings.gain},
+        "settings": first.settings.as_json(),
         "runs": runs,
         "queries": {
             "scored": first.queries.scored,
@@ -193,12 +195,15 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     from rich.text import Text
 
     from ragdiff.core.visible import visible
+    from ragdiff.core.words import JUDGED_ONLY_WORDS
 
     console = stdout_console()
     first = evals[0]
     s = first.settings
     gain = "" if s.gain == "linear" else " · nDCG gain 2^grade-1"
     console.print(Text(f"k={s.k} depth={s.depth} threshold={s.threshold} level={s.level}{gain}"))
+    if s.judged_only:
+        console.print(Text(JUDGED_ONLY_WORDS))
     table = Table(show_edge=False)
     table.add_column("metric")
     columns = []  # (heading, means): each run, and with --drafted as-labels its numbers beside it

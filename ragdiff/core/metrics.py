@@ -270,6 +270,13 @@ class EvalSettings:
     gain: str = "linear"  # or "exp": 2^grade - 1
     # trec_eval scores a query with no relevant chunk as 0 in its means; ragdiff leaves it out unless asked
     unanswerable_as_zero: bool = False
+    # trec_eval -J: unjudged chunks removed before scoring, the ranks closed up (condensed lists)
+    judged_only: bool = False
+
+    def as_json(self) -> dict:
+        """The settings every JSON document (eval, diff, report) carries."""
+        return {"k": self.k, "depth": self.depth, "threshold": self.threshold, "level": self.level,
+                "gain": self.gain, "judged_only": self.judged_only}
 
 
 @dataclass
@@ -360,6 +367,8 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
     not_retrieval = gold.not_retrieval()
     gold_qids = gold.queries.get_column("query_id")
     frame = aligned_frame(run, gold)
+    if settings.judged_only:
+        frame = condensed(frame, gold.qrels(settings.level))
     gold = gold.scored_queries()  # the answer is not inside a chunk: recall@k measures nothing there
     qtable = query_table(gold, settings)
     run_qids = frame.get_column("query_id").unique()
@@ -393,6 +402,14 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
         ranked_from_one=bool((returned.get_column("deepest") == returned.get_column("returned")).all()),
         bound_depth=bound_depth,
     )
+
+
+def condensed(frame: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
+    """The run's rows of judged chunks only (a grade >= 0), ranked again 1, 2, … in their order: trec_eval -J's
+    condensed lists (Sakai), a standard answer to incomplete judgments. `frame` is ordered by (query, rank)."""
+    judged = qrels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+    kept = frame.join(judged, on=["query_id", "chunk_id"], how="semi", maintain_order="left")
+    return kept.with_columns(pl.col("rank").rank("ordinal").over("query_id").cast(kept.schema["rank"]))
 
 
 def unjudged_rows(ranked: pl.DataFrame, qrels: pl.DataFrame, depth: int) -> pl.DataFrame:

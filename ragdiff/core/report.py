@@ -21,6 +21,7 @@ from ragdiff.core import fmt
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide,
                                worth_text)
 from ragdiff.core import words
+from ragdiff.core.words import JUDGED_ONLY_WORDS
 
 HOLM = "Holm"
 SHORT_LIST = 5  # flips and opportunity lists longer than this collapse in <details> in Markdown
@@ -73,8 +74,7 @@ def _flip_entry(f: Flip) -> dict:
 
 def _settings(d: Diff) -> dict:
     s = d.settings
-    return {"k": s.k, "depth": s.depth, "threshold": s.threshold, "level": s.level, "gain": s.gain,
-            "flips": d.flips, "seed": d.seed, "alpha": d.alpha}
+    return {**s.as_json(), "flips": d.flips, "seed": d.seed, "alpha": d.alpha}
 
 
 def _unjudged_entry(m) -> dict | None:
@@ -197,6 +197,8 @@ def scope_line(c: dict, gold_path: str | None) -> str:
         info += f" level={s['level']}"
     if s["gain"] != "linear":
         info += " · nDCG gain 2^grade-1"
+    if s.get("judged_only"):
+        info += f" · {JUDGED_ONLY_WORDS}"
     return info
 
 

@@ -10,3 +10,7 @@ def count(n: int, one: str, many: str | None = None) -> str:
 
 def queries(n: int) -> str:
     return count(n, "query", "queries")
+
+
+# --judged-only, said wherever the settings are (eval, diff, the reports)
+JUDGED_ONLY_WORDS = "judged only: unjudged chunks dropped, ranks closed up (trec_eval -J)"
