@@ -276,7 +276,7 @@ def test_a_change_updates_the_model_as_a_fresh_load_would(sample_runs, tmp_path,
             marks.append(Mark(qid, row.chunk_id, rng.choice(["gold", "evidence", "not_relevant"]),
                               run="bm25", rank=row.rank))
     first = queries[0]  # every relevant chunk of one query marked not relevant: it becomes unanswerable
-    for chunk, _, _ in list(model._label_index.get(first, [])):
+    for chunk, _, _ in list(model.relevant(first)):
         marks.append(Mark(first, chunk, "not_relevant"))
     if unanswerable:
         marks.append(Mark(unanswerable[0], model.ranked(unanswerable[0], "b")[0].chunk_id, "gold", grade=2))

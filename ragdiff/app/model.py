@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -133,8 +134,151 @@ def header_metrics(k: int, depth: int) -> list[Metric]:
     return out
 
 
+class QueryRows(Mapping):
+    """query id -> `QueryRow` at one k, each made when first read from the per-k table's column lists: the
+    screen reads the ~40 rows on screen, and 10,000 of them made at every k cost ~16 ms of CPU."""
+
+    def __init__(self, columns: list[list], at: dict[str, int], present: tuple[dict, dict]):
+        self._columns = columns  # _ROW_COLUMNS, each a list in the order of `at`
+        self._at = at
+        self._present = present
+        self._made: dict[str, QueryRow] = {}
+
+    def __getitem__(self, query_id: str) -> QueryRow:
+        row = self._made.get(query_id)
+        if row is None:
+            i = self._at[query_id]
+            row = self._made[query_id] = _query_row(self._columns, i, self._present)
+        return row
+
+    def __setitem__(self, query_id: str, row: QueryRow) -> None:  # one query scored again after a mark
+        self._made[query_id] = row
+
+    def __iter__(self):
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+_ROW_COLUMNS = ("query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a", "ndcg_b",
+                "unjudged_a", "unjudged_b")
+
+
+def _query_row(columns: list[list], i: int, present: tuple[dict, dict]) -> QueryRow:
+    q = columns[0][i]
+    return QueryRow(q, *(column[i] for column in columns[1:]), q in present[0], q in present[1])
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What the per-k numbers are computed from, for one generation of labels. `view_at(basis, k)` reads
+    nothing else, so a worker thread can build another k's view while the screen goes on."""
+
+    generation: int
+    settings: EvalSettings  # at any k: view_at sets it
+    prepared: tuple[PreparedRun, PreparedRun]
+    unjudged: dict[str, pl.DataFrame]  # side -> query_id, rank of the unjudged rows down to depth
+    queries: pl.DataFrame  # query_id, text, position: every gold query in gold order
+    order: list[str]  # the same ids
+    at: dict[str, int]  # query id -> its position in `order`
+    present: tuple[dict, dict]  # query ids run A / run B returned something for
+
+
+@dataclass
+class KView:
+    """Everything the screen shows that depends on k (one generation of labels)."""
+
+    k: int
+    generation: int
+    eval_a: RunEval
+    eval_b: RunEval
+    rows: QueryRows
+    hit_to_miss: list[str]
+    miss_to_hit: list[str]
+    members: dict[str, list[str]]  # filter key -> query ids in gold order (flips: core order)
+    flips_order: list[str]
+
+
+def view_at(basis: Basis, k: int) -> KView:
+    """Score both prepared runs at k and classify every query (the work of a k change)."""
+    settings = replace(basis.settings, k=k)
+    metrics = header_metrics(k, settings.depth)
+    eval_a, eval_b = (score(prepared, settings, metrics) for prepared in basis.prepared)
+    hit_to_miss, miss_to_hit = core_flips(eval_a, eval_b, k)
+    table = _query_table(basis.queries, eval_a, eval_b, basis.unjudged, k)
+    columns = [table.get_column(c).to_list() for c in _ROW_COLUMNS]
+    kind = table.get_column("kind")
+    ids = table.get_column("query_id")
+    flipped = set(hit_to_miss) | set(miss_to_hit)
+    members = {
+        "all": basis.order,
+        "hit_to_miss": hit_to_miss,
+        "miss_to_hit": miss_to_hit,
+        "both_miss": ids.filter(kind == "both_miss").to_list(),
+        "unanswerable": ids.filter(table.get_column("unanswerable")).to_list(),
+        "unjudged": ids.filter((table.get_column("unjudged_a") > 0) | (table.get_column("unjudged_b") > 0)).to_list(),
+    }
+    return KView(k, basis.generation, eval_a, eval_b, QueryRows(columns, basis.at, basis.present), hit_to_miss,
+                 miss_to_hit, members, hit_to_miss + miss_to_hit + [q for q in basis.order if q not in flipped])
+
+
+def _query_table(queries: pl.DataFrame, eval_a: RunEval, eval_b: RunEval, unjudged_rows: dict[str, pl.DataFrame],
+                 k: int, one: str | None = None) -> pl.DataFrame:
+    """Per query (of `queries`, in its order): hit, reciprocal rank and nDCG at k in A and B, unjudged chunks in
+    each top k, whether unanswerable, and its kind — joined and classified in polars. `one`: that query only."""
+    recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
+    table = queries
+    for side, ev in (("a", eval_a), ("b", eval_b)):
+        per_query = ev.per_query if one is None else ev.per_query.filter(pl.col("query_id") == one)
+        values = per_query.select(
+            "query_id",
+            (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
+            pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
+        rows = unjudged_rows[side] if one is None else unjudged_rows[side].filter(pl.col("query_id") == one)
+        unjudged = (rows.filter(pl.col("rank") <= k).group_by("query_id")
+                    .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
+        table = (table.join(values, on="query_id", how="left", maintain_order="left")
+                 .join(unjudged, on="query_id", how="left", maintain_order="left"))
+    unanswerable = pl.Series(eval_a.queries.unanswerable, dtype=pl.String)
+    return table.with_columns(
+        pl.col("unjudged_a", "unjudged_b").fill_null(0),
+        unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
+    ).with_columns(
+        kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
+        .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
+        .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
+        .when(pl.col("hit_a")).then(pl.lit("both_hit"))
+        .otherwise(pl.lit("both_miss")),
+    )
+
+
+def _stretches(frame: pl.DataFrame, order: list[str]) -> tuple[pl.DataFrame, dict[str, tuple[int, int]]]:
+    """`frame` with each query's rows in one stretch (sorted by `order` within it), and query -> (first row,
+    rows). A run's frame is one stretch per query already: its index is a run-length count, no sort."""
+    column = frame.get_column("query_id")
+    runs = column.rle()
+    values, lengths = runs.struct.field("value").to_list(), runs.struct.field("len").to_list()
+    if len(set(values)) != len(values):  # a query in two stretches (a run keyed by both a query's id and text)
+        frame = frame.sort(["query_id", *order], maintain_order=True)
+        runs = frame.get_column("query_id").rle()
+        values, lengths = runs.struct.field("value").to_list(), runs.struct.field("len").to_list()
+    index, start = {}, 0
+    for value, n in zip(values, lengths):
+        index[value] = (start, n)
+        start += n
+    return frame, index
+
+
 class ReviewModel:
-    """Two runs against one gold set at one k. Call `set_k` to change k, `apply_change` after a mark."""
+    """Two runs against one gold set at one k. Call `set_k` to change k, `apply_change` after a mark.
+
+    Loading does only what the first screen needs: both runs prepared and scored at k, and an index of each
+    run's (and the labels') rows by query. A query's ranked rows, with their labels and their rank in the other
+    run, are put together when the query is shown (`ranked`), from its ~100-1,000 rows: joining whole runs for
+    them cost 0.6 s of the first screen at 10,000 queries. Another k is a `KView`, which `view_job` lets a
+    worker build ahead of the key.
+    """
 
     def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64):
         self.run_a = run_a
@@ -144,8 +288,8 @@ class ReviewModel:
         self._row_cache_size = row_cache
         self._visible_cache: OrderedDict[tuple, list[str]] = OrderedDict()
         self._verdicts: dict[tuple[int, int], tuple[dict, bool]] = {}
-        self._evals: dict[tuple[int, int], tuple[RunEval, RunEval]] = {}  # (k, generation) -> both evaluations
-        self._generation = 0  # bumped on every set_gold: verdicts of an older gold set are not shown
+        self._views: OrderedDict[tuple[int, int], KView] = OrderedDict()  # (k, generation) -> its view
+        self._generation = 0  # bumped on every set_gold and mark: numbers of older labels are not shown
         self.set_gold(gold)
 
     # ---- per gold set -------------------------------------------------------------------------------------
@@ -157,30 +301,17 @@ class ReviewModel:
         self._generation += 1
         settings = self.settings
         labels = self._labels(gold)
-        frame_a = aligned_frame(self.run_a, gold).select("query_id", "chunk_id", "score", "rank")
-        frame_b = aligned_frame(self.run_b, gold).select("query_id", "chunk_id", "score", "rank")
         self._frames = {}
         self._index = {}
-        for side, mine, other in (("a", frame_a, frame_b), ("b", frame_b, frame_a)):
-            base = (
-                mine.join(other.select("query_id", "chunk_id", pl.col("rank").alias("other_rank")),
-                          on=["query_id", "chunk_id"], how="left")
-                .sort(["query_id", "rank"])
-                .with_row_index("row")
-            )
-            joined = self._labelled(base, labels)
-            self._frames[side] = joined
-            starts = joined.group_by("query_id").agg(pl.col("row").min().alias("start"), pl.len().alias("n"))
-            self._index[side] = {q: (s, n) for q, s, n in starts.iter_rows()}
-        # (query, chunk) -> (level, grade): the chunk pane asks on every cursor move, a dict answers at once
-        self._label_of = {(q, c): (lv, g) for q, c, lv, g in
-                          labels.select("query_id", "chunk_id", "level", "grade").iter_rows()}
-        # a model's proposals: the chunk pane says "drafted ☆2"; they are never scored (not in `labels`)
-        for q, c, g in gold.drafts.select("query_id", "chunk_id", "grade").iter_rows():
-            self._label_of.setdefault((q, c), (vocab.DRAFTED, g))
-        self._label_index: dict[str, list[tuple[str, int, str]]] = {}
-        for qid, chunk, grade, level in self._relevant(labels).iter_rows():
-            self._label_index.setdefault(qid, []).append((chunk, grade, level))
+        for side, run in (("a", self.run_a), ("b", self.run_b)):
+            frame = aligned_frame(run, gold).select("query_id", "chunk_id", "score", "rank")
+            self._frames[side], self._index[side] = _stretches(frame, ["rank"])
+        # each query's labels, read from its stretch of this frame when the query is first shown; a query
+        # marked since keeps the dicts the marks updated (they are never dropped)
+        self._labels_frame, self._labels_index = _stretches(labels, [])
+        self._drafts_frame, self._drafts_index = _stretches(gold.drafts.select("query_id", "chunk_id", "grade"), [])
+        self._row_labels: dict[str, tuple[dict, list]] = {}
+        self._shown_labels: dict[str, dict[str, tuple[str | None, int | None]]] = {}
         queries = gold.queries.sort("position")
         self._query_text = {
             q: (t if t is not None else (self.run_a.query_text.get(q) or self.run_b.query_text.get(q) or ""))
@@ -195,9 +326,17 @@ class ReviewModel:
         # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
         self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
         self._curves = None
-        self._unjudged = {side: self._unjudged_rows(frame) for side, frame in self._frames.items()}
+        judged = labels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+        self._unjudged = {side: self._unjudged_rows(frame, judged) for side, frame in self._frames.items()}
         self._row_cache.clear()
+        self._views.clear()
+        self._new_basis()
         self.set_k(self.settings.k)
+
+    def _new_basis(self) -> None:
+        self._basis = Basis(self._generation, self.settings, self._prepared, dict(self._unjudged),
+                            self._queries_frame, self._query_order, self._position,
+                            (self._index["a"], self._index["b"]))
 
     def _labels(self, gold: Gold) -> pl.DataFrame:
         """query_id, chunk_id, grade, level (as labelled) and effective (the grade scored at the level)."""
@@ -205,33 +344,62 @@ class ReviewModel:
         effective = gold.qrels(self.settings.level).rename({"grade": "effective"})
         return judgments.join(effective, on=["query_id", "chunk_id"], how="left")
 
-    def _labelled(self, base: pl.DataFrame, labels: pl.DataFrame) -> pl.DataFrame:
-        """Ranked rows (in their order) with each chunk's label, whether it counts relevant, whether judged."""
-        return (base.join(labels, on=["query_id", "chunk_id"], how="left", maintain_order="left")
-                .with_columns(relevant=(pl.col("effective") >= self.settings.threshold).fill_null(False),
-                              judged=(pl.col("grade") >= 0).fill_null(False)))
+    def _unjudged_rows(self, frame: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
+        """query_id, rank of the rows down to depth with no judgment (grade >= 0) in `judged`."""
+        return (frame.lazy().filter(pl.col("rank") <= self.settings.depth)
+                .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti")
+                .select("query_id", "rank").collect())
 
-    def _relevant(self, labels: pl.DataFrame) -> pl.DataFrame:
-        """The relevant judgments, best first per query: what "missed gold" lists."""
-        return (labels.filter((pl.col("effective") >= self.settings.threshold).fill_null(False))
-                .sort(["query_id", "effective", "chunk_id"], descending=[False, True, False])
-                .select("query_id", "chunk_id", "grade", "level"))
+    def _query_labels(self, query_id: str) -> tuple[dict, list]:
+        """(chunk -> (level, grade, relevant), the relevant chunks best first as (chunk, grade, level)) of one
+        query: what its ranked rows and its "missed gold" show."""
+        found = self._row_labels.get(query_id)
+        if found is None:
+            start, n = self._labels_index.get(query_id, (0, 0))
+            found = self._row_labels[query_id] = self._labels_of(self._labels_frame.slice(start, n))
+        return found
 
-    def _unjudged_rows(self, frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.filter(~pl.col("judged") & (pl.col("rank") <= self.settings.depth)).select("query_id", "rank")
+    def _labels_of(self, labels: pl.DataFrame) -> tuple[dict, list]:
+        threshold = self.settings.threshold
+        by_chunk, relevant = {}, []
+        for chunk, grade, level, effective in labels.select("chunk_id", "grade", "level", "effective").iter_rows():
+            counts = effective is not None and effective >= threshold
+            by_chunk[chunk] = (level, grade, counts)
+            if counts:
+                relevant.append((-effective, chunk, grade, level))
+        relevant.sort(key=lambda r: (r[0], r[1]))
+        return by_chunk, [(chunk, grade, level) for _, chunk, grade, level in relevant]
+
+    def _shown(self, query_id: str) -> dict[str, tuple[str | None, int | None]]:
+        """chunk -> (level, grade) as the chunk pane names it: the judgments, and a model's drafts ("drafted
+        ☆2", never scored) where nobody judged the chunk."""
+        shown = self._shown_labels.get(query_id)
+        if shown is None:
+            by_chunk = self._query_labels(query_id)[0]
+            shown = {chunk: (level, grade) for chunk, (level, grade, _) in by_chunk.items()}
+            start, n = self._drafts_index.get(query_id, (0, 0))
+            for chunk, grade in self._drafts_frame.slice(start, n).select("chunk_id", "grade").iter_rows():
+                shown.setdefault(chunk, (vocab.DRAFTED, grade))
+            self._shown_labels[query_id] = shown
+        return shown
+
+    def relevant(self, query_id: str) -> list[tuple[str, int, str]]:
+        """The query's relevant chunks, best first: (chunk, grade, level)."""
+        return self._query_labels(query_id)[1]
 
     # ---- one judgment changed -----------------------------------------------------------------------------
 
     def apply_change(self, change) -> None:
         """A mark's `ragdiff.core.labels.Change`: that one (query, chunk) judgment is now `change.after`.
 
-        Only that query's rows are relabelled (its slice of each run's frame, its labels, its judged rows in
-        the prepared runs); then the numbers at k are scored again from the prepared runs, as a k change
-        does. Nothing is read from disk.
+        Only that query is relabelled (its labels, its unjudged rows, its judged rows in the prepared runs);
+        then the numbers at k are scored again from the prepared runs, as a k change does. Nothing is read
+        from disk.
         """
         qid, chunk = change.query_id, change.chunk_id
         after = change.after
         judgments = self.gold.judgments
+        shown = self._shown(qid)  # made from the labels before this change, then changed as they are
         keep = ~((pl.col("query_id") == qid) & (pl.col("chunk_id") == chunk))
         mine = judgments.filter(pl.col("query_id") == qid).filter(keep)
         if after.kind in (vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT):
@@ -239,33 +407,30 @@ class ReviewModel:
                                 "level": [after.kind]}, schema={c: judgments.schema[c] for c in
                                                                  ("query_id", "chunk_id", "grade", "level")})
             mine = pl.concat([mine, row], how="diagonal_relaxed").select(judgments.columns)
-            self._label_of[(qid, chunk)] = (after.kind, after.grade)
+            shown[chunk] = (after.kind, after.grade)
         elif after.kind == vocab.DRAFTED:  # an undo back to the model's proposal: shown, not scored
-            self._label_of[(qid, chunk)] = (after.kind, after.grade)
+            shown[chunk] = (after.kind, after.grade)
         else:  # unjudged (an undo back to nothing)
-            self._label_of.pop((qid, chunk), None)
+            shown.pop(chunk, None)
         self.gold = replace(self.gold, judgments=pl.concat([judgments.filter(pl.col("query_id") != qid), mine],
                                                            how="diagonal_relaxed"))
         # that query alone, as a gold set of one query: the same rules (qrels, prepare) as the whole set
         one = replace(self.gold, queries=self.gold.queries.filter(pl.col("query_id") == qid), judgments=mine)
         labels = self._labels(one)
-        self._label_index[qid] = [(c, g, lv) for _, c, g, lv in self._relevant(labels).iter_rows()]
-        if not self._label_index[qid]:
-            del self._label_index[qid]
+        self._row_labels[qid] = self._labels_of(labels)
+        judged = labels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
         for side in ("a", "b"):
             start, n = self._index[side].get(qid, (0, 0))
             if n:
-                frame = self._frames[side]
-                part = self._labelled(frame.slice(start, n).select(
-                    "row", "query_id", "chunk_id", "score", "rank", "other_rank"), labels)
-                self._frames[side] = pl.concat([frame.slice(0, start), part, frame.slice(start + n)])
+                part = self._frames[side].slice(start, n)
                 self._unjudged[side] = pl.concat([self._unjudged[side].filter(pl.col("query_id") != qid),
-                                                  self._unjudged_rows(part)])
+                                                  self._unjudged_rows(part, judged)])
             self._row_cache.pop((qid, side), None)
         self._prepared = tuple(self._prepare_one(prepared, one, qid) for prepared in self._prepared)
         self._generation += 1
-        self._evals.clear()
+        self._views.clear()
         self._curves = None
+        self._new_basis()
         self._rescore_one(qid)
 
     def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
@@ -294,88 +459,56 @@ class ReviewModel:
 
     def set_k(self, k: int) -> None:
         k = max(1, int(k))
-        self.settings = replace(self.settings, k=k)
-        self.metrics = header_metrics(k, self.settings.depth)
-        cached = self._evals.get((k, self._generation))
-        if cached is None:
-            cached = tuple(score(prepared, self.settings, self.metrics) for prepared in self._prepared)
-            self._evals[(k, self._generation)] = cached
-            if len(self._evals) > 8:
-                self._evals.pop(next(iter(self._evals)))
-        self.eval_a: RunEval = cached[0]
-        self.eval_b: RunEval = cached[1]
-        self.hit_to_miss, self.miss_to_hit = core_flips(self.eval_a, self.eval_b, k)
-        table = self._query_table(self._queries_frame)
-        self.rows = self._query_rows(table)
-        kind = table.get_column("kind")
-        ids = table.get_column("query_id")
-        flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
-        self._flips_order = (self.hit_to_miss + self.miss_to_hit
-                             + [q for q in self._query_order if q not in flipped])
-        self._members = {
-            "all": self._query_order,
-            "hit_to_miss": self.hit_to_miss,
-            "miss_to_hit": self.miss_to_hit,
-            "both_miss": ids.filter(kind == "both_miss").to_list(),
-            "unanswerable": ids.filter(table.get_column("unanswerable")).to_list(),
-            "unjudged": ids.filter((table.get_column("unjudged_a") > 0) | (table.get_column("unjudged_b") > 0)).to_list(),
-        }
+        view = self._views.get((k, self._generation))
+        if view is None:
+            view = view_at(self._basis, k)
+            self.store_view(view)
+        self._use(view)
+
+    def _use(self, view: KView) -> None:
+        self.settings = replace(self.settings, k=view.k)
+        self.metrics = header_metrics(view.k, self.settings.depth)
+        self.view = view
+        self.eval_a: RunEval = view.eval_a
+        self.eval_b: RunEval = view.eval_b
+        self.rows = view.rows
+        self.hit_to_miss, self.miss_to_hit = view.hit_to_miss, view.miss_to_hit
+        self._members = view.members
+        self._flips_order = view.flips_order
         self._visible_cache.clear()
         self.header = self._header()
 
-    def _query_table(self, queries: pl.DataFrame, one: str | None = None) -> pl.DataFrame:
-        """Per query (of `queries`, in its order): hit, reciprocal rank and nDCG at k in A and B, unjudged
-        chunks in each top k, whether unanswerable, and its kind — joined and classified in polars, the
-        Python loop only wraps the results (set_k at 10,000 queries: 84 ms -> 66 ms). `one`: that query only."""
-        k = self.settings.k
-        recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
-        table = queries
-        for side, ev in (("a", self.eval_a), ("b", self.eval_b)):
-            per_query = ev.per_query if one is None else ev.per_query.filter(pl.col("query_id") == one)
-            values = per_query.select(
-                "query_id",
-                (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
-                pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
-            rows = self._unjudged[side] if one is None else self._unjudged[side].filter(pl.col("query_id") == one)
-            unjudged = (rows.filter(pl.col("rank") <= k).group_by("query_id")
-                        .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
-            table = (table.join(values, on="query_id", how="left", maintain_order="left")
-                     .join(unjudged, on="query_id", how="left", maintain_order="left"))
-        unanswerable = pl.Series(self.eval_a.queries.unanswerable, dtype=pl.String)
-        return table.with_columns(
-            pl.col("unjudged_a", "unjudged_b").fill_null(0),
-            unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
-        ).with_columns(
-            kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
-            .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
-            .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
-            .when(pl.col("hit_a")).then(pl.lit("both_hit"))
-            .otherwise(pl.lit("both_miss")),
-        )
+    def view_job(self, k: int):
+        """(key, function, args) that build k's view off the UI thread; hand the result to `store_view`.
+        None when k is out of range or its view is already there."""
+        key = (k, self._generation)
+        if not 1 <= k <= self.settings.depth or key in self._views:
+            return None
+        return key, view_at, (self._basis, k)
 
-    def _query_rows(self, table: pl.DataFrame) -> dict[str, QueryRow]:
-        in_a, in_b = self._index["a"], self._index["b"]
-        columns = [table.get_column(c).to_list() for c in (
-            "query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a", "ndcg_b",
-            "unjudged_a", "unjudged_b")]  # a list per column, zipped: cheaper than iter_rows over 10,000 rows
-        return {
-            q: QueryRow(q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub, q in in_a, q in in_b)
-            for q, t, pos, un, ha, hb, ra, rb, na, nb, ua, ub in zip(*columns)
-        }
+    def store_view(self, view: KView) -> bool:
+        """Keep a view built by `view_job` (False, dropped, when the labels changed since it was asked for)."""
+        if view.generation != self._generation:
+            return False
+        self._views[(view.k, view.generation)] = view
+        if len(self._views) > 16:
+            self._views.popitem(last=False)
+        return True
 
     def _rescore_one(self, qid: str) -> None:
         """After one query's labels changed: the numbers at k again (the means from the prepared runs, as a k
         change does), but only that query's row, kind and memberships are worked out again."""
         k = self.settings.k
-        cached = tuple(score(prepared, self.settings, self.metrics) for prepared in self._prepared)
-        self._evals[(k, self._generation)] = cached
-        self.eval_a, self.eval_b = cached
-        table = self._query_table(self._queries_frame.filter(pl.col("query_id") == qid), one=qid)
-        row = self._query_rows(table)[qid]
-        self.rows[qid] = row
+        view = self.view
+        eval_a, eval_b = (score(prepared, self.settings, self.metrics) for prepared in self._prepared)
+        table = _query_table(self._queries_frame.filter(pl.col("query_id") == qid), eval_a, eval_b,
+                             self._unjudged, k, one=qid)
+        row = _query_row([table.get_column(c).to_list() for c in _ROW_COLUMNS], 0,
+                         (self._index["a"], self._index["b"]))
+        view.rows[qid] = row
         kind = row.kind
         position = self._position
-        members = self._members
+        members = view.members
 
         def place(name: str, member: bool) -> list[str]:
             ids = [q for q in members[name] if q != qid]
@@ -385,16 +518,17 @@ class ReviewModel:
             members[name] = ids
             return ids
 
-        self.hit_to_miss = place("hit_to_miss", kind == "hit_to_miss")
-        self.miss_to_hit = place("miss_to_hit", kind == "miss_to_hit")
+        view.hit_to_miss = place("hit_to_miss", kind == "hit_to_miss")
+        view.miss_to_hit = place("miss_to_hit", kind == "miss_to_hit")
         place("both_miss", kind == "both_miss")
         place("unanswerable", row.unanswerable)
         place("unjudged", row.unjudged_a > 0 or row.unjudged_b > 0)
-        flipped = set(self.hit_to_miss) | set(self.miss_to_hit)
-        self._flips_order = (self.hit_to_miss + self.miss_to_hit
-                             + [q for q in self._query_order if q not in flipped])
-        self._visible_cache.clear()
-        self.header = self._header()
+        flipped = set(view.hit_to_miss) | set(view.miss_to_hit)
+        view.flips_order = (view.hit_to_miss + view.miss_to_hit
+                            + [q for q in self._query_order if q not in flipped])
+        view.eval_a, view.eval_b, view.generation = eval_a, eval_b, self._generation
+        self.store_view(view)
+        self._use(view)
 
     @property
     def k(self) -> int:
@@ -436,18 +570,25 @@ class ReviewModel:
     # ---- one query ----------------------------------------------------------------------------------------
 
     def ranked(self, query_id: str, side: str) -> list[RankedRow]:
-        """Every row run `side` returned for the query (all ranks), read once and kept in a small cache."""
+        """Every row run `side` returned for the query (all ranks), with its label and its rank in the other
+        run: put together from the query's stretch of each run when first asked, kept in a small cache."""
         key = (query_id, side)
         cached = self._row_cache.get(key)
         if cached is not None:
             self._row_cache.move_to_end(key)
             return cached
+        other = "b" if side == "a" else "a"
         start, n = self._index[side].get(query_id, (0, 0))
         part = self._frames[side].slice(start, n)
+        start, n = self._index[other].get(query_id, (0, 0))
+        theirs = self._frames[other].slice(start, n)
+        other_rank = dict(zip(theirs.get_column("chunk_id").to_list(), theirs.get_column("rank").to_list()))
+        labels = self._query_labels(query_id)[0]
+        unjudged = (None, None, False)
         rows = [
-            RankedRow(rank=r, chunk_id=c, score=s, level=lv, grade=g, relevant=rel, other_rank=o)
-            for r, c, s, lv, g, rel, o in part.select(
-                "rank", "chunk_id", "score", "level", "grade", "relevant", "other_rank").iter_rows()
+            RankedRow(r, c, s, *labels.get(c, unjudged), other_rank.get(c))
+            for r, c, s in zip(part.get_column("rank").to_list(), part.get_column("chunk_id").to_list(),
+                               part.get_column("score").to_list())
         ]
         self._row_cache[key] = rows
         if len(self._row_cache) > self._row_cache_size:
@@ -461,8 +602,8 @@ class ReviewModel:
 
     def missed_gold(self, query_id: str, side: str) -> list[MissedGold]:
         """Relevant chunks not in this run's top k, with where the run put them (or None: not retrieved)."""
-        relevant = self._label_index.get(query_id)
-        if relevant is None:
+        relevant = self._query_labels(query_id)[1]
+        if not relevant:
             return []
         rows = self.ranked(query_id, side)
         rank_of = {r.chunk_id: r.rank for r in rows}
@@ -475,7 +616,7 @@ class ReviewModel:
         return out
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
-        return self._label_of.get((query_id, chunk_id), (None, None))
+        return self._shown(query_id).get(chunk_id, (None, None))
 
     def rank_in(self, query_id: str, side: str, chunk_id: str) -> int | None:
         for row in self.ranked(query_id, side):
