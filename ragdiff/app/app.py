@@ -24,6 +24,7 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import events, work
+from textual.worker import get_current_worker
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -31,7 +32,7 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key
-from ragdiff.app.messages import CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, VerdictsReady
+from ragdiff.app.messages import CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, VerdictsReady, ViewReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
@@ -57,6 +58,7 @@ TALL = 30  # from this height the chunk pane gets its full height
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
 MARK_VERDICT_DELAY = 0.25  # seconds without a mark before the p-values are recomputed after one
+NEIGHBOUR_KS = (1, -1)  # the k's beside the one shown that a worker scores ahead of + and - (see _build_views)
 JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
 NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
 
@@ -156,6 +158,7 @@ class ReviewApp(OrderedKeysApp):
         self._after_g: tuple[Target, int] | None = None
         self._stale = False  # marks came while another screen was shown: refresh on the way back
         self._verdict_timer = None
+        self._views_timer = None
         self._pool = None
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
@@ -293,6 +296,7 @@ class ReviewApp(OrderedKeysApp):
         if self.corpus is not None:
             self._index_corpus()
         self._start_verdicts()
+        self.call_after_refresh(self._prefetch_views)
 
     @work(thread=True, exclusive=True, group="corpus")
     def _index_corpus(self) -> None:
@@ -366,6 +370,28 @@ class ReviewApp(OrderedKeysApp):
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=quiet_process)
         return self._pool
+
+    def _prefetch_views(self) -> None:
+        """Score the k's beside the one shown in a worker, so `+` or `-` finds its numbers ready (a new k at
+        10,000 queries: ~60 ms of scoring that the key then does not wait for)."""
+        model = self.model
+        if model is None:
+            return
+        jobs = [job for step in NEIGHBOUR_KS if (job := model.view_job(model.k + step)) is not None]
+        if jobs:
+            self._build_views(jobs)
+
+    @work(thread=True, exclusive=True, group="views")
+    def _build_views(self, jobs) -> None:
+        worker = get_current_worker()
+        for _key, function, args in jobs:
+            if worker.is_cancelled:  # k moved on: a newer job asks for the k's beside it
+                return
+            self.post_message(ViewReady(function(*args)))
+
+    def on_view_ready(self, message: ViewReady) -> None:
+        if self.model is not None:
+            self.model.store_view(message.view)  # dropped when a mark came since it was asked for
 
     def on_unmount(self) -> None:
         self.session.close()  # the marks typed before quitting are written before the app is gone
@@ -628,6 +654,7 @@ class ReviewApp(OrderedKeysApp):
         counts = model.filter_counts()
         self.set_status(f"k={k}: {counts['hit_to_miss']} hit→miss, {counts['miss_to_hit']} miss→hit")
         self._start_verdicts(delay=self.verdict_delay)
+        self.call_after_refresh(self._prefetch_views)  # once this k is on screen: the worker does not slow it
 
     def action_help(self) -> None:
         groups = [("review", list(self.BINDINGS)), ("in a list", list(LineList.BINDINGS))]
@@ -709,6 +736,10 @@ class ReviewApp(OrderedKeysApp):
             # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
             # holds the GIL) never competes with the repaint of the mark itself
             self._start_verdicts(delay=MARK_VERDICT_DELAY)
+            # the k's beside this one again (the mark made the old ones stale), also once the marks rest
+            if self._views_timer is not None:
+                self._views_timer.stop()
+            self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
         if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
             getattr(self.screen, "mark_done", lambda message: None)(message)
             self._stale = self._stale or bool(changed)

@@ -48,6 +48,13 @@ class VerdictsReady(Message):
 
 
 @dataclass
+class ViewReady(Message):
+    """Another k's numbers (a `ragdiff.app.model.KView`), built in a worker before its key is pressed."""
+
+    view: Any
+
+
+@dataclass
 class MarkDone(Message):
     """A label job finished: the status sentence and what changed (the model applies each Change)."""
 
