@@ -6,9 +6,12 @@ with Pilot at 140×40, and measures inside the app's process:
 - time to the first interactive screen (app start → the Loaded message handled and the screen drawn),
 - moving to the next query (`]`), median and worst of many presses,
 - changing k (`+` then `-`), median and worst,
-- the filter (`f`) and the sort (`s`).
+- the filter (`f`) and the sort (`s`),
+- the app's own time of `]`, and of `+` both to a k the app scored ahead (its worker had finished) and to a k
+  nothing scored ahead (the worker switched off: a key held down outruns it).
 
     .venv/bin/python bench/bench_review.py [--queries 10000] [--depth 100] [--presses 50]
+    .venv/bin/python bench/bench_review.py --pair bench/data/1000x1000   # the seeded 1M-line pair instead
 
 Writes nothing but what it prints; bench/REVIEW.md holds the numbers of a run.
 """
@@ -61,9 +64,14 @@ def generate(folder: Path, queries: int, depth: int, seed: int = 20250806) -> di
 
 
 class TimedApp(ReviewApp):
-    """Records when the first screen with data is drawn."""
+    """Records when the first screen with data is drawn; `prefetch = False` stops scoring k's ahead."""
 
     first_screen_at: float | None = None
+    prefetch = True
+
+    def _prefetch_views(self) -> None:
+        if self.prefetch:
+            super()._prefetch_views()
 
     def on_loaded(self, message) -> None:
         super().on_loaded(message)
@@ -130,11 +138,18 @@ async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
             while not done:
                 await asyncio.sleep(0.001)
             await pilot.pause()
+            await app.workers.wait_for_complete()  # the k's beside the new one scored ahead, when asked
+            await pilot.pause()
             return 1000 * (done[0] - t0)
 
         out["own_next_query_ms"] = [await own(app.action_next_query) for _ in range(30)]
-        # each + reaches a k not seen before (nothing cached), then - walks back over cached ones
+        # each + reaches a k not shown before, which the worker scored after the previous press
         out["own_new_k_ms"] = [await own(lambda: app.action_change_k(1)) for _ in range(10)]
+        # then with nothing scored ahead: one + to the k the last press's worker scored, then 10 k's nobody has
+        app.prefetch = False
+        await own(lambda: app.action_change_k(1))
+        out["own_cold_k_ms"] = [await own(lambda: app.action_change_k(1)) for _ in range(10)]
+        # and - walks back over k's already shown (kept)
         out["own_seen_k_ms"] = [await own(lambda: app.action_change_k(-1)) for _ in range(10)]
         await pilot.press("q")
     return out
@@ -149,14 +164,24 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--presses", type=int, default=50)
+    parser.add_argument("--pair", type=Path, help="a folder with run_a.trec, run_b.trec and qrels.txt (the seeded "
+                                                  "pair of bench/data, its depth from info.json) instead")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="ragdiff-bench-") as tmp:
-        t0 = time.perf_counter()
-        paths = generate(Path(tmp), args.queries, args.depth)
-        generated = time.perf_counter() - t0
-        result = asyncio.run(measure(paths, args.depth, args.presses))
-    print(f"ragdiff review bench: {args.queries:,} queries × {args.depth} chunks per run, two runs, qrels "
-          f"(generated in {generated:.1f} s) · python {platform.python_version()} · {platform.machine()}")
+    if args.pair:
+        info = json.loads((args.pair / "info.json").read_text())
+        paths = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec", "gold": args.pair / "qrels.txt",
+                 "corpus": None}
+        result = asyncio.run(measure(paths, info["depth"], args.presses))
+        what = f"{args.pair}: {info['queries']:,} queries × {info['depth']} chunks per run, two runs, qrels"
+    else:
+        with tempfile.TemporaryDirectory(prefix="ragdiff-bench-") as tmp:
+            t0 = time.perf_counter()
+            paths = generate(Path(tmp), args.queries, args.depth)
+            generated = time.perf_counter() - t0
+            result = asyncio.run(measure(paths, args.depth, args.presses))
+        what = (f"{args.queries:,} queries × {args.depth} chunks per run, two runs, qrels (generated in "
+                f"{generated:.1f} s)")
+    print(f"ragdiff review bench: {what} · python {platform.python_version()} · {platform.machine()}")
     print(f"first interactive screen: {result['first_screen_s']:.2f} s "
           f"(loading + scoring in the worker {result['load_worker_s']:.2f} s)")
     print(f"a key bound to nothing (Pilot's own cost): {summary(result['noop_press_ms'])}")
@@ -170,7 +195,8 @@ def main() -> int:
     names = {"z": "a key bound to nothing", "right_square_bracket": "next query ]", "plus": "k + 1",
              "minus": "k - 1", "f": "filter f", "s": "sort s"}
     print(f"app's own time, action → screen refreshed (no Pilot): next query {summary(result['own_next_query_ms'])}; "
-          f"a new k {summary(result['own_new_k_ms'])}; a k seen before {summary(result['own_seen_k_ms'])}")
+          f"a new k scored ahead {summary(result['own_new_k_ms'])}; a new k nothing scored ahead "
+          f"{summary(result['own_cold_k_ms'])}; a k seen before {summary(result['own_seen_k_ms'])}")
     print("CPU time of the app's process per press (its own work; Pilot's waits cost next to none):")
     for key, values in result["cpu_ms"].items():
         print(f"  {names.get(key, key)}: {summary(values)}")
