@@ -185,15 +185,22 @@ def test_bad_query_fields_name_the_line(tmp_path, capsys, line, expected):
     assert f"{gold}:{number}:" in err and expected in err and "Traceback" not in err
 
 
-def test_diff_reports_drafts_tags_and_left_out_queries_as_eval_does(tmp_path, capsys, drafts):
+def _drafted_and_tagged(tmp_path: Path, drafts: dict, *extra: tuple[str, str]) -> Path:
+    """The sample label file with the drafts, the TAGS and the `extra` (query, line) pairs added."""
     entries = SAMPLE_ENTRIES
     for q, chunks in drafts.items():
         entries = _with(entries, q, _draft_line(chunks))
     for q in sorted({q for qs in TAGS.values() for q in qs}):
         entries = _with(entries, q, "    tags: [" + ", ".join(t for t, qs in TAGS.items() if q in qs) + "]")
-    entries = _with(entries, "q66", "    retrieval: false")
+    for q, line in extra:
+        entries = _with(entries, q, line)
     gold = tmp_path / "gold.yaml"
     gold.write_text(SAMPLE_HEAD + "".join(entries))
+    return gold
+
+
+def test_diff_reports_drafts_tags_and_left_out_queries_as_eval_does(tmp_path, capsys, drafts):
+    gold = _drafted_and_tagged(tmp_path, drafts, ("q66", "    retrieval: false"))
     evaluated = _eval(capsys, gold, "--by-tag", "--drafted", "as-labels")
     assert main(["diff", *RUNS, "--gold", str(gold), "--metrics", METRICS, "--json", "--by-tag",
                  "--drafted", "as-labels"]) == 0
@@ -206,3 +213,39 @@ def test_diff_reports_drafts_tags_and_left_out_queries_as_eval_does(tmp_path, ca
     assert main(["diff", *RUNS, "--gold", str(gold), "--by-tag"]) == 0
     out = capsys.readouterr().out
     assert "wait for a person" in out and "Per tag" in out and "1 marked retrieval: false" in out
+
+
+def _md_rows(text: str, heading: str) -> list[list[str]]:
+    """The body rows of the Markdown table under the line that starts with `heading`."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    table = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        table.append([cell.strip() for cell in line.strip("|").split("|")])
+    return table[2:]  # past the header and the rule
+
+
+def test_diff_markdown_carries_the_tags_and_the_drafts_as_the_json_does(tmp_path, capsys, drafts):
+    from ragdiff.core.report import cell_value
+
+    gold = _drafted_and_tagged(tmp_path, drafts)
+    args = ["diff", *RUNS, "--gold", str(gold), "--metrics", METRICS, "--by-tag", "--drafted", "as-labels"]
+    assert main([*args, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert main([*args, "--markdown"]) == 0
+    text = capsys.readouterr().out
+    a, b = (Path(r).stem for r in RUNS)
+    per_tag = _md_rows(text, "**Per tag**")
+    expected = []
+    for tag, entry in doc["by_tag"][a].items():
+        for i, (metric, value) in enumerate(entry["metrics"].items()):
+            other = doc["by_tag"][b][tag]["metrics"][metric]
+            expected.append([tag if i == 0 else "", str(len(entry["queries"])) if i == 0 else "",
+                             metric.replace("_", "\\_"), cell_value(metric, value), cell_value(metric, other)])
+    assert [row[:5] for row in per_tag] == expected and len(expected) == len(TAGS) * len(METRICS.split(","))
+    drafted = _md_rows(text, "**As if every drafted label were accepted**")
+    assert [row[:3] for row in drafted] == [
+        [m.replace("_", "\\_"), cell_value(m, v), cell_value(m, doc["drafts_as_labels"][b][m])]
+        for m, v in doc["drafts_as_labels"][a].items()]

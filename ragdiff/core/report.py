@@ -402,6 +402,40 @@ def _md_comparison_body(c: dict, with_metrics: bool, show: int | None) -> list[s
     return out
 
 
+def _md_slices(doc: dict, names: list[str]) -> list[str]:
+    """`--drafted as-labels` and `--by-tag` (diff's slice_document): the baseline and each run, Δ beside."""
+    heads = ["A", "B"] if len(names) == 2 else [f"baseline {md_text(names[0])}", *map(md_text, names[1:])]
+    deltas = ["Δ"] if len(names) == 2 else [f"Δ {h}" for h in heads[1:]]
+
+    def cells(values: list[dict], name: str) -> list[str]:
+        base = values[0].get(name)
+        return [cell_value(name, v.get(name)) for v in values] + [
+            fmt.DASH if base is None or v.get(name) is None else cell_delta(name, v[name] - base) for v in values[1:]]
+
+    out: list[str] = []
+    if "drafts_as_labels" in doc:
+        values = [doc["drafts_as_labels"][n] for n in names]
+        rows = [[md_text(m), *cells(values, m)] for m in values[0]]
+        out += ["**As if every drafted label were accepted** (a drafted 0 as not relevant):", ""]
+        out += _md_table(["metric (+drafts)", *heads, *deltas], ["l"] + ["r"] * (len(heads) + len(deltas)), rows)
+        out += [""]
+    if "by_tag" in doc:
+        tags = list(doc["by_tag"][names[0]])
+        if not tags:
+            return out + ["--by-tag: no query in the gold set has tags", ""]
+        rows = []
+        for tag in tags:
+            values = [doc["by_tag"][n][tag]["metrics"] for n in names]
+            queries = str(len(doc["by_tag"][names[0]][tag]["queries"]))
+            rows += [[md_text(tag) if i == 0 else "", queries if i == 0 else "", md_text(m), *cells(values, m)]
+                     for i, m in enumerate(values[0])]
+        out += ["**Per tag** (mean over the tag's scored queries):", ""]
+        out += _md_table(["tag", "queries", "metric", *heads, *deltas],
+                         ["l", "r", "l"] + ["r"] * (len(heads) + len(deltas)), rows)
+        out += [""]
+    return out
+
+
 def markdown(doc: dict, failures: list[str] | None = None, show: int | None = 20,
              notes: list[str | None] = ()) -> str:
     """GitHub-flavoured Markdown for a pull-request comment: the metrics table with Δ, p, CI and the verdict
@@ -429,6 +463,7 @@ def markdown(doc: dict, failures: list[str] | None = None, show: int | None = 20
         for c in cs:
             out += [f"#### {md_text(c['b']['name'])} vs baseline {md_text(c['a']['name'])}", ""]
             out += _md_comparison_body(c, with_metrics=False, show=show)
+    out += _md_slices(doc, [first["a"]["name"], *(c["b"]["name"] for c in cs)])
     out += [f"> {md_text(note)}\n" for note in notes if note]
     if failures:
         out += ["**FAIL (--fail-on-regression):**", ""] + [f"- {md_text(r)}" for r in failures] + [""]
