@@ -203,3 +203,16 @@ def test_the_readme_ci_example_uses_real_options():
         parser.parse_args(argv)  # exits 2 on an unknown option
     diff = next(c for c in commands if c[1] == "diff")
     assert "--markdown" in diff and "--fail-on-regression" in diff
+
+
+def test_a_run_refused_after_saving_keeps_what_was_at_the_output_path(tmp_path, capsys, logged):
+    # `-o` names a file that already holds a run: a refused run must leave it as it was ("nothing was saved")
+    target = tmp_path / "main.jsonl"
+    before = (SAMPLE / "bm25.jsonl").read_bytes()
+    target.write_bytes(before)
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "elsewhere#0", "text": "nothing here"}) + "\n")
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--corpus", other, "-o", target, "--",
+                           *retriever("replay"))
+    assert code == 2 and "Traceback" not in err
+    assert target.read_bytes() == before

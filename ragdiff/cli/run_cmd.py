@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
     # the output is good line by line: save it whole, then read it back as any run is read
     target.parent.mkdir(parents=True, exist_ok=True)
+    # what `-o` named may already hold a run: a refused run puts it back ("nothing was saved")
+    before = target.read_bytes() if target.is_file() else None
     write_atomic(target, answer.output)
     try:
         ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning, previous,
@@ -114,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
     except BaseException:
         # anything that stops us before the row is logged takes the saved run with it, so a run under
         # runs/ is always one the history logged
-        target.unlink(missing_ok=True)
+        if before is None:
+            target.unlink(missing_ok=True)
+        else:
+            write_atomic(target, before)
         raise
 
     status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {words.queries(len(queries))}; "
