@@ -122,3 +122,23 @@ def test_threshold_below_one_is_a_usage_error(capsys):
     assert main(["export", "contexts", str(SAMPLE / "gold.yaml"), "--corpus", str(SAMPLE / "corpus.jsonl"),
                  "--threshold", "0"]) == 2
     assert "--threshold 0" in capsys.readouterr().err
+
+
+def test_files_written_get_the_mode_a_plain_write_gives(tmp_path, capsys):
+    """The export, the HTML report and the history are files to share: written through a temporary file,
+    they must not come out private (mkstemp's 0600), and a file that is overwritten keeps its own mode."""
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        new = tmp_path / "contexts.jsonl"
+        args = [str(SAMPLE / "gold.yaml"), "--corpus", str(SAMPLE / "corpus.jsonl"), "-o", str(new)]
+        assert main(["export", "contexts", *args]) == 0
+        assert stat.S_IMODE(new.stat().st_mode) == 0o644
+        new.chmod(0o664)
+        assert main(["export", "contexts", *args]) == 0
+        assert stat.S_IMODE(new.stat().st_mode) == 0o664
+    finally:
+        os.umask(mask)
+    capsys.readouterr()

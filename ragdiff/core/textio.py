@@ -113,15 +113,21 @@ def text_frame(path: Path, data, schema, orient: str | None = None) -> pl.DataFr
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a whole file or nothing: a temporary file beside it, fsync, rename over the target."""
     import os
+    import stat
     import tempfile
 
     directory = path.parent if str(path.parent) else Path(".")
+    try:  # mkstemp makes the file 0600: give it the mode the file has, or the one a plain open() would give
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -129,3 +135,19 @@ def write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux), else set and put back."""
+    import os
+
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
