@@ -216,3 +216,24 @@ def test_a_run_refused_after_saving_keeps_what_was_at_the_output_path(tmp_path, 
                            *retriever("replay"))
     assert code == 2 and "Traceback" not in err
     assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["a folder", "under a file", "in a read-only folder"])
+def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys, where):
+    import os
+
+    if where == "a folder":
+        target = tmp_path / "runs.jsonl"
+        target.mkdir()
+    elif where == "under a file":
+        (tmp_path / "plain").write_text("x")
+        target = tmp_path / "plain" / "run.jsonl"
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only folder")
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o555)
+        target = folder / "run.jsonl"
+    code, _, err = run_cli(capsys, "run", GOLD, "-o", target, "--", *retriever("replay"))
+    assert code == 2 and "Traceback" not in err and str(target) in err

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from ragdiff.cli.common import add_gold_format
-from ragdiff.core.errors import InputError
 from ragdiff.core.vocab import SCORING_LEVELS
 
 
@@ -36,6 +35,7 @@ def run_contexts(args: argparse.Namespace) -> int:
     from ragdiff.core.export import contexts_jsonl
     from ragdiff.core.gold import load_gold
     from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.textio import write_file
 
     check_settings(EvalSettings(threshold=args.threshold, level=args.level))
     gold = load_gold(args.gold, args.gold_format)
@@ -46,17 +46,5 @@ def run_contexts(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        write_atomically(args.output, text)
+        write_file(args.output, text.encode("utf-8"))
     return 0
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Temporary file beside the target, fsync, rename (core/textio.write_atomic): never half an export."""
-    from ragdiff.core.textio import write_atomic
-
-    if not (path.parent if str(path.parent) else Path(".")).is_dir():
-        raise InputError(path, "no such folder to write into")
-    try:
-        write_atomic(path, text.encode("utf-8"))
-    except OSError as err:
-        raise InputError(path, f"cannot write: {err.strerror or err}") from None

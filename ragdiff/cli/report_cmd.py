@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.html_report import render
     from ragdiff.core.report import page_data
+    from ragdiff.core.textio import write_file
 
     if args.output.is_dir():
         raise InputError(args.output, "is a folder; expected the path of the HTML file to write")
@@ -39,21 +40,9 @@ def run(args: argparse.Namespace) -> int:
         corpus_path = named if named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
     page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])
-    write_page(args.output, page)
+    write_file(args.output, page.encode("utf-8"))
     flipped = sum(len(r["flipped_queries"]) for r in doc.get("runs", [doc]))
     stdout_console().print(f"wrote {args.output} ({len(page.encode()) // 1024 + 1} KiB, {flipped} flipped queries"
                            + ("" if corpus else ", no corpus: chunk text not shown") + ")", highlight=False,
                            markup=False)
     return 0
-
-
-def write_page(path: Path, text: str) -> None:
-    from ragdiff.core.textio import write_atomic
-
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(path, f"the folder {directory} does not exist")
-    try:
-        write_atomic(path, text.encode("utf-8"))
-    except OSError as err:
-        raise InputError(path, f"cannot write the page: {err.strerror or err}") from None

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.gold import load_gold
     from ragdiff.core.history import load_history
     from ragdiff.core.retriever import Query, RetrieverError, ask
-    from ragdiff.core.textio import write_atomic
+    from ragdiff.core.textio import write_atomic, write_file
 
     command = getattr(args, "retriever", None) or []
     if not command:
@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         while target.exists():  # two runs in one second keep both files
             target = folder / f"{name}-{stamp.strftime('%Y%m%dT%H%M%SZ')}-{n}.jsonl"
             n += 1
+    _check_target(target)  # before the retriever is asked: a run that cannot be saved is not worth its wait
     try:
         answer = ask(command, queries, args.timeout)
     except RetrieverError as err:
@@ -106,10 +107,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     # the output is good line by line: save it whole, then read it back as any run is read
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _check_target(target, make=True)
     # what `-o` named may already hold a run: a refused run puts it back ("nothing was saved")
     before = target.read_bytes() if target.is_file() else None
-    write_atomic(target, answer.output)
+    write_file(target, answer.output)
     try:
         ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning, previous,
                                                          name, stamp, len(queries))
@@ -152,6 +153,25 @@ def run(args: argparse.Namespace) -> int:
             warn(f"regression: {reason}")
         return 1
     return 0
+
+
+def _check_target(target: Path, make: bool = False) -> None:
+    """The run's file can be written: not a folder, nor under a file. make=True makes its folder when missing
+    (once the retriever has answered, so a failed run leaves no empty folder). InputError when it cannot."""
+    from ragdiff.core.errors import InputError
+
+    if target.is_dir():
+        raise InputError(target, "is a folder; expected the path of the run file to write")
+    above = target.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if above.exists() and not above.is_dir():
+        raise InputError(target, f"{above} is a file; expected a folder to write the run into")
+    if make:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(target, f"cannot make its folder {target.parent}: {err.strerror or err}") from None
 
 
 def _query_at(answer, line: int) -> str:

@@ -110,6 +110,22 @@ def text_frame(path: Path, data, schema, orient: str | None = None) -> pl.DataFr
     return pl.DataFrame(data, schema=schema, orient=orient)
 
 
+def write_file(path: Path, data: bytes) -> None:
+    """A file a command was asked to write (`-o`): write_atomic, and every way it cannot be written (a folder,
+    a folder that is missing or is a file, no permission) bad input naming the path (exit 2)."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise InputError(path, "is a folder; expected the path of a file to write")
+    if not directory.is_dir():
+        what = "is a file" if directory.exists() else "does not exist"
+        raise InputError(path, f"the folder {directory} {what}; expected an existing folder to write into")
+    try:
+        write_atomic(path, data)
+    except OSError as err:
+        raise InputError(path, f"cannot write: {err.strerror or err}") from None
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a whole file or nothing: a temporary file beside it, fsync, rename over the target."""
     import os
