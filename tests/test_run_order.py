@@ -1,0 +1,115 @@
+"""A run's order is trec_eval's: by query, score descending, ties by chunk id in descending byte order; rank is
+the position inside the query. core/runs.py gets there with numpy sorts of u64 keys and a second sort of the
+tied rows only; these tests hold it to a plain sort, on runs where most scores tie."""
+
+from __future__ import annotations
+
+import random
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragdiff.core.errors import InputError
+from ragdiff.core.runs import RUN_SCHEMA, load_run, ordered_frame
+from tests.counts import count
+
+# ids whose byte order differs from their numeric or case order, a prefix of another, non-ASCII
+QUERIES = ["q1", "q10", "q2", "Q1", "q", "é", "e", "z", "q1 x", "10"]
+CHUNKS = ["a", "b", "c", "aa", "ab", "B", "c#0", "c#1", "d10", "d9", "é", "ä", "doc-1", "doc_1", "z"]
+# few distinct scores, so most rows tie; -0.0 ties with 0.0; the smallest subnormal; signs mixed
+SCORES = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5, 5e-324, -5e-324, 1e300, -1e300, 3.25]
+
+
+def expected_order(rows: list[tuple[str, str, float, int]]) -> list[tuple[str, str, int, int]]:
+    """(query, chunk, rank, line) by a plain Python sort: chunk id descending first, then (query, -score) —
+    Python's sort is stable, so the chunk order survives inside equal (query, score)."""
+    by_chunk = sorted(rows, key=lambda r: r[1].encode(), reverse=True)
+    ordered = sorted(by_chunk, key=lambda r: (r[0].encode(), -r[2]))
+    out, rank, previous = [], 0, None
+    for query, chunk, _, line in ordered:
+        rank = rank + 1 if query == previous else 1
+        previous = query
+        out.append((query, chunk, rank, line))
+    return out
+
+
+@st.composite
+def runs(draw):
+    rows = []
+    for query in draw(st.lists(st.sampled_from(QUERIES), min_size=1, max_size=6, unique=True)):
+        for chunk in draw(st.lists(st.sampled_from(CHUNKS), min_size=1, max_size=len(CHUNKS), unique=True)):
+            rows.append([query, chunk, draw(st.sampled_from(SCORES))])
+    order = draw(st.permutations(range(len(rows))))
+    return [(*rows[i], line) for line, i in enumerate(order, start=1)]
+
+
+def frame_of(rows) -> pl.DataFrame:
+    return pl.DataFrame([(q, c, s, 0, line) for q, c, s, line in rows], schema=RUN_SCHEMA, orient="row")
+
+
+def got_order(frame: pl.DataFrame) -> list[tuple[str, str, int, int]]:
+    return list(frame.select("query_id", "chunk_id", "rank", "line").iter_rows())
+
+
+@settings(max_examples=count("RAGDIFF_PROPERTY_EXAMPLES"), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(runs())
+def test_order_is_a_plain_sort_by_query_score_descending_chunk_descending(rows):
+    ordered = ordered_frame(None, frame_of(rows), True)
+    assert ordered.schema == pl.Schema(RUN_SCHEMA)
+    assert got_order(ordered) == expected_order(rows)
+    # the scores travel with their rows
+    score_of = {line: s for _, _, s, line in rows}
+    assert ordered.get_column("score").to_list() == [score_of[line] for line in ordered.get_column("line")]
+
+
+@settings(max_examples=max(20, count("RAGDIFF_PROPERTY_EXAMPLES") // 4), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(runs())
+def test_a_trec_file_loads_in_the_plain_sort_order(tmp_path_factory, rows):
+    """The same through the file reader: the lines in the file's order, scores written as Python reads them."""
+    path = tmp_path_factory.mktemp("run") / "run.trec"
+    path.write_text("".join(f"{q.replace(' ', '_')} Q0 {c} 0 {s!r} tag\n" for q, c, s, _ in rows), encoding="utf-8")
+    written = [(q.replace(" ", "_"), c, s, line) for q, c, s, line in rows]
+    assert got_order(load_run(path).frame) == expected_order(written)
+
+
+def test_a_large_run_with_many_ties_matches_polars_three_column_sort():
+    """Enough rows for numpy's sorts to take their vectorised paths: 300 queries × 300 chunks, 4 distinct
+    scores (so nearly every row ties), queries and chunks shuffled."""
+    rng = random.Random(12)
+    rows = [(f"q{q}", f"c{rng.randrange(10**6):06d}-{i}", float(rng.randrange(4)) - 1.5, 0)
+            for q in range(300) for i in range(300)]
+    rng.shuffle(rows)
+    frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
+    plain = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True]).with_columns(
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("query_id"))
+    assert ordered_frame(None, frame, True).equals(plain)
+
+
+def test_no_ties_at_all_is_the_same_plain_sort():
+    rng = random.Random(3)
+    rows = [(f"q{rng.randrange(50)}", f"c{i}", rng.random(), i + 1) for i in range(20_000)]
+    assert got_order(ordered_frame(None, frame_of(rows), True)) == expected_order(rows)
+
+
+@pytest.mark.parametrize("keep_first", [False, True])
+def test_a_repeated_chunk_is_found_among_many_rows(tmp_path, keep_first):
+    """The repeat check hashes (query, chunk) pairs: a repeat far apart in a big file is still found, and
+    --keep-first keeps the first line of it."""
+    lines = [f"q{i % 97} Q0 c{i} 0 {i % 7}.5 t\n" for i in range(50_000)]
+    lines.append("q3 Q0 c100 0 9.0 t\n")  # c100 is query 100 % 97 = 3's already, on line 101
+    path = tmp_path / "run.trec"
+    path.write_text("".join(lines))
+    if keep_first:
+        run = load_run(path, keep_first=True)
+        assert run.frame.height == 50_000
+        kept = run.frame.filter((pl.col("query_id") == "q3") & (pl.col("chunk_id") == "c100"))
+        assert kept.get_column("line").to_list() == [101]
+    else:
+        with pytest.raises(InputError) as err:
+            load_run(path)
+        assert err.value.line == 50_001
+        assert "'c100' appears twice for query 'q3' (lines 101 and 50001)" in str(err.value)
