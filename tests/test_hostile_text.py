@@ -62,3 +62,19 @@ def test_json_keeps_the_data_exact(hostile, capsys):
 def test_visible_is_one_to_one_for_plain_text():
     assert visible("plain text, [bold] and 日本") == "plain text, [bold] and 日本"
     assert visible("a\tb\nc") == "a␉b␊c" and visible("a\tb\nc", multiline=True) == "a    b\nc"
+
+
+def test_label_commands_print_ids_and_texts_literally(hostile, capsys):
+    """labels add / undo / stale / log echo query texts and ids from the file and the command line: an escape
+    sequence in them is shown, never sent to the terminal."""
+    from ragdiff.core.labels import LabelFile, Mark
+
+    gold, _a, _b = hostile
+    assert main(["labels", "add", str(gold), "more \x1b[31mred", "--id", "new\x1b[2J", "--reviewer", "me"]) == 0
+    LabelFile(gold, reviewer="me").apply(Mark("q1\x1b[2J", "c\x1b[31mx", "gold"))
+    assert main(["labels", "undo", str(gold), "--reviewer", "me"]) == 0
+    assert main(["labels", "stale", str(gold)]) == 0
+    assert main(["labels", "log", str(gold)]) == 0
+    out = capsys.readouterr().out
+    assert_literal(out)
+    assert "␛[31mred" in out and "c␛[31mx" in out

@@ -169,10 +169,12 @@ def _write(args: argparse.Namespace, action) -> int:
         result = action(labels)
     except LABEL_ERRORS() as err:
         raise InputError(args.gold, str(err)) from None
+    from ragdiff.core.visible import visible
+
     if result is None:
-        print(f"{args.gold}: nothing of yours to undo (reviewer {labels.reviewer})")
+        print(visible(f"{args.gold}: nothing of yours to undo (reviewer {labels.reviewer})"))
         return 0
-    print(result.message)
+    print(visible(result.message))  # ids and texts from the file and the command line: shown, never obeyed
     return 0
 
 
@@ -228,7 +230,9 @@ def run_import(args: argparse.Namespace) -> int:
         result = import_drafts(labels, drafts, args.drafts.name)
     except LABEL_ERRORS() as err:
         raise InputError(args.gold, str(err)) from None
-    print(result.sentence(args.gold, args.drafts))
+    from ragdiff.core.visible import visible
+
+    print(visible(result.sentence(args.gold, args.drafts)))
     return 0
 
 
