@@ -199,10 +199,6 @@ def run_undo(args: argparse.Namespace) -> int:
     return _write(args, lambda labels: labels.undo(edits=True))
 
 
-def _reviewer(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
-
-
 def open_labels(args: argparse.Namespace):
     """The label file open for writing; its errors become bad input naming the file."""
     from ragdiff.core.labels import LabelFile
