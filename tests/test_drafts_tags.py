@@ -172,6 +172,7 @@ def test_retrieval_false_is_left_out_of_every_score_and_listed(tmp_path, capsys)
     ("    tags: typo", "tags: expected a list of tags"),
     ("    tags: [typo, [x]]", "expected each tag a word"),
     ("    retrieval: maybe", "retrieval: expected true or false"),
+    ("    regression: ture", "regression: expected true or false"),  # not silently false: unguarded
     ("    reviewed: last tuesday", "reviewed: expected a date like 2026-11-30"),
     ("    drafted: {csv.reader#0: 2}", "labelled twice for query 'q02' (gold and drafted)"),
     ("    drafted: {csv#9: -1}", "grade -1; expected 0 or more"),

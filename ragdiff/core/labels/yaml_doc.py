@@ -157,9 +157,8 @@ class YamlLabelDoc(LabelDoc):
             self.order.append(qid)
             self.entries[qid] = entry
             self.texts[qid] = scalar_text(text[1]) if text else None
-            reg = keys.get("regression")
-            self.regression[qid] = reg is not None and reg[1].__class__ is ScalarNode and \
-                reg[1].value.strip().lower() in _TRUE
+            # a typo (`regression: ture`) is an error, never a silent false that --fail-on-regression ignores
+            self.regression[qid] = "regression" in keys and self._read_flag(qid, "regression", *keys["regression"])
             held = self.judg[qid] = {}
             # an entry without gold has no answer labelled yet: it is counted and listed as unanswerable
             for name, default in SECTIONS:
