@@ -93,3 +93,15 @@ def test_flags_round_trip(tmp_path):
     with (tmp_path / "gold.yaml.ragdiff-flags.jsonl").open("a") as handle:
         handle.write('{"torn": ')
     assert read_flags(gold) == {("q1", "c'1"), ("q2", "c2")}
+
+
+def test_search_corpus_finds_words_a_json_writer_escaped(tmp_path):
+    """Python's json.dumps writes é as \\u00e9 by default: the text is the decoded string, so a search for
+    "café" finds that chunk, and the snippet is the chunk's own text."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "menu#1", "text": "Le café crème coûte 3 €"}) + "\n"
+                      + json.dumps({"id": "menu#2", "text": "tea only"}) + "\n")
+    assert "\\u00e9" in corpus.read_text()
+    hits = search_corpus(corpus, "café")
+    assert [h.chunk_id for h in hits] == ["menu#1"]
+    assert "café crème" in hits[0].snippet

@@ -244,11 +244,14 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
     if not words:
         return []
     patterns = [re.compile(r"\b" + re.escape(w)) for w in words]
+    # a JSON writer may spell a non-ASCII letter as \uXXXX (Python's json.dumps does by default): the raw
+    # line then cannot show such a word, only the decoded text can
+    escaped = not all(w.isascii() for w in words)
     hits: list[tuple[int, int, int, Hit]] = []
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle):
             lowered = raw.decode("utf-8", errors="replace").casefold()
-            if not any(w in lowered for w in words):
+            if not any(w in lowered for w in words) and not (escaped and "\\u" in lowered):
                 continue
             try:
                 record = json.loads(raw)
