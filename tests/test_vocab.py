@@ -48,3 +48,11 @@ def test_a_mark_returns_its_change(tmp_path):
     assert (back.before, back.after, back.saved) == (Judgment("gold", 3), Judgment("not_relevant", 0), True)
     assert back.message.startswith("undid: ")
     assert lf.apply(Mark("q1", "a", vocab.UNJUDGED)).after == Judgment("unjudged", None)
+
+
+def test_a_negative_grade_reads_as_unjudged_in_words_as_in_its_glyph():
+    # a qrels line `q 0 c -1` is scored as unjudged (trec_eval); its word must not say "not relevant" beside "?"
+    for level in ("not_relevant", "gold"):
+        assert vocab.glyph(level, -1) == vocab.KINDS["unjudged"].glyph
+        assert vocab.word(level, -1).startswith(vocab.KINDS["unjudged"].word)
+    assert vocab.word("not_relevant", 0) == "not relevant"

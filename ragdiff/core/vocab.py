@@ -52,7 +52,10 @@ def kind_of(level: str | None) -> Kind:
 
 
 def word(level: str | None, grade: int | None = None) -> str:
-    """"gold ★3", "gold", "evidence", "not relevant", "drafted ☆2", "unjudged"."""
+    """"gold ★3", "gold", "evidence", "not relevant", "drafted ☆2", "unjudged"; a negative grade is unjudged
+    (grade -1), as its glyph says and trec_eval scores it."""
+    if grade is not None and grade < 0:
+        return f"{KINDS[UNJUDGED].word} (grade {grade})"
     kind = kind_of(level)
     if kind.graded and grade is not None:
         return f"{kind.word} {kind.glyph}{grade}"
