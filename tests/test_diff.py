@@ -608,3 +608,22 @@ def test_compare_without_the_detectable_change_changes_nothing_else(sample_runs)
            [(m.name, m.a, m.b, m.p_value, m.ci95, m.verdict, m.sentence) for m in bare.metrics]
     assert all(m.detectable == m.detectable for m in full.metrics if m.n > 1)
     assert all(math.isnan(m.detectable) for m in bare.metrics)
+
+
+def test_compare_in_threads_gives_the_same_numbers(sample_runs):
+    """`threads=2` (the CLI's) runs the intervals and the detectable changes beside the rest: every number of
+    every metric, the check and the overlap is the one run in a single thread."""
+    gold = load_gold(sample_runs / "gold.yaml")
+    settings = EvalSettings()
+    evals = [evaluate(load_run(sample_runs / f), gold, settings, diff_metrics(settings.k, settings.depth),
+                      bounds=True) for f in ("bm25.jsonl", "dense.jsonl")]
+    one, two = compare(*evals, gold=gold), compare(*evals, gold=gold, threads=2)
+
+    def numbers(d):
+        return [(m.name, m.a, m.b, m.p_value, m.ci95, m.detectable, m.verdict, m.sentence,
+                 m.unjudged and (m.unjudged.if_a, m.unjudged.if_b, m.unjudged.p_value, m.unjudged.sentence))
+                for m in d.metrics] + [d.overlap.mean_rbo, d.overlap.mean_jaccard]
+
+    assert numbers(one) == numbers(two)
+    assert all(m.ci95[0] == m.ci95[0] for m in two.metrics if m.n)  # the jobs ran and were waited for
+    assert sum(m.detectable == m.detectable for m in two.metrics) >= 3

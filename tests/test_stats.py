@@ -209,3 +209,22 @@ def test_paired_tests_without_the_interval_give_the_same_p_values():
         assert [(t.p_value, t.mean, t.method, t.n) for t in full] == [(t.p_value, t.mean, t.method, t.n) for t in bare]
         assert all(math.isnan(lo) and math.isnan(hi) for lo, hi in (t.ci95 for t in bare))
         assert not any(math.isnan(lo) for lo, _ in (t.ci95 for t in full))
+
+
+def test_sign_flip_p_kept_draws_are_the_fresh_ones():
+    """The sign test keeps its random bits for the next test with the same seed, queries and flips (the
+    unjudged check after the metrics), and draws big ones afresh: the same p-values every way."""
+    from ragdiff.core import stats
+
+    rng = np.random.default_rng(3)
+    d = np.round(rng.normal(0.02, 0.3, size=(2, 301)), 2)
+    first = stats.sign_flip_p(d, flips=3000, seed=9)
+    assert (9, 301, 3000) in stats._DRAWS
+    again = stats.sign_flip_p(d, flips=3000, seed=9)
+    kept, stats._DRAWS_MAX_CELLS = stats._DRAWS_MAX_CELLS, 0
+    try:
+        fresh = stats.sign_flip_p(d, flips=3000, seed=9)
+    finally:
+        stats._DRAWS_MAX_CELLS = kept
+    assert list(first) == list(again) == list(fresh)
+    assert list(stats.sign_flip_p(d, flips=3000, seed=10)) != list(first)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -96,6 +98,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEval], Gold]:
     """Load, evaluate and compare every run with the baseline: the diffs, the document every output renders,
     the evaluations (baseline first) and the gold set."""
+    threads = 2 if _one_blas_thread() else 1
     from ragdiff.core import report
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.metrics import evaluate
@@ -112,10 +115,34 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
             warn(f"warning: {path} ranks every query exactly as {args.base} does"
                  f"{' (it is the same file)' if _same_file(args.base, path) else ''}: every Δ is 0 and nothing "
                  "flips — did you mean to compare another run?")
-    diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha)
+    diffs = [compare(evals[0], ev, gold=gold, flips=args.flips, seed=args.seed, alpha=args.alpha, threads=threads)
              for ev in evals[1:]]
     doc = report.document(diffs, str(args.base), [str(p) for p in args.runs], str(args.gold))
     return diffs, doc, evals, gold
+
+
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def _one_blas_thread() -> bool:
+    """Load numpy with its BLAS at one thread per call, so that `compare` may run its own two threads (OpenBLAS's
+    threads spin after every product and would take the cores from them: several times slower, measured). The variables are
+    put back once numpy is loaded (BLAS reads them then), so nothing this process starts inherits them. False
+    when it cannot say: numpy already loaded, or the user set a thread count (then `compare` runs in one)."""
+    global _PINNED
+    if _PINNED is None:
+        _PINNED = "numpy" not in sys.modules and not any(name in os.environ for name in _BLAS_THREADS)
+        if _PINNED:
+            os.environ.update(dict.fromkeys(_BLAS_THREADS, "1"))
+            try:
+                import numpy  # noqa: F401
+            finally:
+                for name in _BLAS_THREADS:
+                    del os.environ[name]
+    return _PINNED
+
+
+_PINNED: bool | None = None  # whether `_one_blas_thread` loaded numpy itself
 
 
 def gate(diffs: list[Diff]) -> list[str]:
@@ -126,6 +153,7 @@ def gate(diffs: list[Diff]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    _one_blas_thread()  # before anything loads numpy (the report does)
     from rich.text import Text
 
     from ragdiff.core import report

@@ -7,6 +7,8 @@ ranked lists moved, and which k (the reranker's opportunity).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,8 +19,7 @@ from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, can_count,
                                   counted_values, evaluate, per_query_values, prepare, promote, unjudged_in,
                                   window_counts)
-from ragdiff.core.stats import (DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, detectable_change,
-                                paired_tests)
+from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, bootstrap_ci, detectable_jobs, paired_tests
 from ragdiff.core import words
 
 MIN_QUERIES_FOR_VERDICT = 30
@@ -316,11 +317,15 @@ def worth_text(m: MetricDiff) -> str:
 
 def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: int = DEFAULT_FLIPS,
             seed: int = DEFAULT_SEED, alpha: float = 0.05, exact_max: int = EXACT_MAX,
-            detectable: bool = True) -> Diff:
+            detectable: bool = True, threads: int = 1) -> Diff:
     """A against B on the same gold set and settings.
 
     `detectable=False` leaves each metric's smallest detectable change nan (for a caller that shows none of it:
     the review header); every other number is the same.
+
+    `threads` > 1 computes the bootstrap intervals and the detectable changes in that many threads beside the
+    rest (numpy and polars release the GIL): the same numbers. Only for a caller whose BLAS runs one thread per
+    call (the CLI sees to it): OpenBLAS's own threads spin after each product and starve the others.
 
     `gold` gives query text for the flips, regression-marked queries, first-relevant ranks, and any metric the
     evaluations lack that the report needs (recall@k, recall@depth); without it those parts are thinner.
@@ -344,7 +349,22 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
 
     text = _query_text(ev_a, ev_b, gold, scored)
-    diffs = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable)
+    if threads <= 1:
+        diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable)
+        return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
+                         alpha, exact_max)
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ragdiff-compare") as pool:
+        diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable,
+                                      pool=pool)
+        return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
+                         alpha, exact_max)
+
+
+def _compared(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, settings: EvalSettings, scored: list[str],
+              text: dict[str, str | None], diffs: list[MetricDiff], finish: Callable[[], None], have: set[str],
+              by_hand: bool, flips: int, seed: int, alpha: float, exact_max: int) -> Diff:
+    """The rest of `compare`, while the metrics' intervals and detectable changes are computed (`finish`)."""
+    k, depth = settings.k, settings.depth
 
     first_a = _first_relevant(ev_a, gold) if gold is not None else {}
     first_b = _first_relevant(ev_b, gold) if gold is not None else {}
@@ -378,10 +398,12 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
         unjudged_checks(ev_a, ev_b, gold, diffs, scored, flips=flips, seed=seed, alpha=alpha, exact_max=exact_max,
                         by_hand=by_hand)
 
+    overlap = _overlap(ev_a, ev_b, gold, scored, k, depth)
+    finish()
     return Diff(
         a_name=ev_a.run.name, b_name=ev_b.run.name, settings=settings, scored=scored,
         unanswerable=list(ev_a.queries.unanswerable), metrics=diffs, hit_to_miss=h2m, miss_to_hit=m2h,
-        overlap=_overlap(ev_a, ev_b, gold, scored, k, depth), opportunity=opportunity,
+        overlap=overlap, opportunity=opportunity,
         judged_warning=_judged_warning(ev_a, ev_b, k), regressions=regressions, alpha=alpha, flips=flips,
         seed=seed, query_text=text,
     )
@@ -566,25 +588,47 @@ def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[st
 
 
 def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: int, seed: int, alpha: float,
-                  exact_max: int, by_hand: bool, detectable_change_too: bool = True) -> list[MetricDiff]:
-    """Every metric's comparison; metrics paired over the same queries share one batch of random draws."""
+                  exact_max: int, by_hand: bool, detectable_change_too: bool = True,
+                  pool: Executor | None = None) -> tuple[list[MetricDiff], Callable[[], None]]:
+    """Every metric's comparison; metrics paired over the same queries share one batch of random draws.
+
+    The p-values (and so the verdicts) are set here; the bootstrap intervals and the smallest detectable
+    changes are jobs handed to `pool` (numpy releases the GIL, so they run beside the caller's next steps):
+    call the returned function to wait for them and set them. Without a pool they run here."""
     pairs = {m: paired(ev_a, ev_b, m).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
              for m in metrics}
     groups: dict[tuple[str, ...], list[Metric]] = {}
     for m in metrics:
         groups.setdefault(tuple(pairs[m].get_column("query_id").to_list()), []).append(m)
+    submit = pool.submit if pool is not None else _run_now
     tests = {}
-    detectable: dict[Metric, float] = {}
+    intervals: list[tuple[list[Metric], Future]] = []
+    detectable: list[tuple[Metric, Future]] = []
     for group in groups.values():
         matrix = np.vstack([pairs[m].get_column("delta").to_numpy() for m in group])
-        tests.update(zip(group, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max)))
         if detectable_change_too:
-            found = detectable_change(matrix, alpha=alpha, power=POWER, seed=seed)
-            detectable.update(zip(group, np.atleast_1d(found)))
+            for row, job in detectable_jobs(matrix, alpha=alpha, power=POWER, seed=seed):
+                detectable.append((group[row], submit(job)))
+        if matrix.shape[1]:
+            intervals.append((group, submit(bootstrap_ci, matrix, flips, seed)))
+        tests.update(zip(group, paired_tests(matrix, flips=flips, seed=seed, exact_max=exact_max, interval=False)))
     diffs = [_metric_diff(ev_a, ev_b, m, pairs[m], tests[m], alpha, by_hand) for m in metrics]
-    for md in diffs:
-        md.detectable = float(detectable.get(md.metric, math.nan))
-    return diffs
+    by_metric = {md.metric: md for md in diffs}
+
+    def finish() -> None:
+        for group, future in intervals:
+            for m, ci in zip(group, future.result()):
+                by_metric[m].ci95 = ci
+        for m, future in detectable:
+            by_metric[m].detectable = float(future.result())
+
+    return diffs, finish
+
+
+def _run_now(function, *args) -> Future:
+    future: Future = Future()
+    future.set_result(function(*args))
+    return future
 
 
 def _metric_diff(ev_a: RunEval, ev_b: RunEval, metric: Metric, pairs: pl.DataFrame, test: PairedTest,

@@ -14,6 +14,8 @@ fraction of a second and a few megabytes.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +57,38 @@ def _block_rows(n: int) -> int:
     return max(1, _BLOCK_CELLS // max(n, 1))
 
 
+_DRAWS: dict[tuple[int, int, int], list[np.ndarray]] = {}  # the last few sign draws, by (seed, queries, flips)
+_DRAWS_LOCK = threading.Lock()
+_DRAWS_KEPT = 2  # 10 MB of int8 each at 1,000 queries x 10,000 flips
+_DRAWS_MAX_CELLS = 1 << 25  # draws bigger than 32 MB (--flips in the millions) are drawn again each time
+
+
+def _draw_bits(seed: int, n: int, flips: int):
+    rng = np.random.default_rng(seed)
+    rows, done = _block_rows(n), 0
+    while done < flips:
+        m = min(rows, flips - done)
+        yield rng.integers(0, 2, size=(m, n), dtype=np.int8)
+        done += m
+
+
+def _sign_bits(seed: int, n: int, flips: int):
+    """The sign test's random bits (0/1, int8), in the blocks `sign_flip_p` draws them: one seeded stream per
+    (seed, queries, flips), kept for the next test with the same three (diff tests the metrics, then the
+    unjudged check with the same seed and queries), so the same bits are drawn once."""
+    if n * flips > _DRAWS_MAX_CELLS:
+        return _draw_bits(seed, n, flips)
+    key = (seed, n, flips)
+    with _DRAWS_LOCK:
+        bits = _DRAWS.get(key)
+        if bits is None:
+            bits = list(_draw_bits(seed, n, flips))
+            while len(_DRAWS) >= _DRAWS_KEPT:
+                _DRAWS.pop(next(iter(_DRAWS)))
+            _DRAWS[key] = bits
+        return bits
+
+
 def sign_flip_p(diffs, flips: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED):
     """Two-sided paired randomization p-value: (b + 1) / (B + 1), b = flips with |mean| >= |observed mean|.
 
@@ -68,17 +102,17 @@ def sign_flip_p(diffs, flips: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED):
         return _unwrap(np.ones(d.shape[0]), given)
     observed = np.abs(d.sum(axis=1))
     threshold = observed - _tolerance(d)
-    rng = np.random.default_rng(seed)
-    rows = _block_rows(d.shape[1])
     b = np.zeros(d.shape[0], dtype=np.int64)
-    done = 0
-    while done < flips:
-        m = min(rows, flips - done)
-        # a random ±1 matrix times the differences: one sum per flip and metric
-        signs = rng.integers(0, 2, size=(m, d.shape[1]), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+    signs = None
+    for bits in _sign_bits(seed, d.shape[1], flips):
+        # a random ±1 matrix times the differences: one sum per flip and metric (bits * 2 - 1, in one buffer)
+        if signs is None or signs.shape != bits.shape:
+            signs = np.empty(bits.shape, dtype=np.float64)
+        signs[...] = bits
+        signs *= 2.0
+        signs -= 1.0
         sums = signs @ d.T
         b += np.count_nonzero(np.abs(sums) >= threshold, axis=0)
-        done += m
     return _unwrap((b + 1) / (flips + 1), given)
 
 
@@ -123,8 +157,10 @@ def bootstrap_ci(diffs, resamples: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED
     while done < resamples:
         m = min(rows, resamples - done)
         idx = rng.integers(0, d.shape[1], size=(m, d.shape[1]))
+        drawn = np.empty(idx.shape, dtype=np.float64)
         for row in range(d.shape[0]):  # one (resamples × queries) block in memory at a time
-            means[row, done:done + m] = d[row][idx].mean(axis=1)
+            np.take(d[row], idx, out=drawn)
+            means[row, done:done + m] = drawn.mean(axis=1)
         done += m
     tail = (1.0 - level) / 2.0 * 100.0
     bounds = np.percentile(means, [tail, 100.0 - tail], axis=1).T
@@ -184,26 +220,38 @@ def detectable_change(diffs, alpha: float = 0.05, power: float = 0.8, resamples:
     A vector gives a float; a matrix (one row per metric, the same queries) one value per row.
     """
     given = _as_diffs(diffs)
-    d = _rows(given)
+    out = np.full(_rows(given).shape[0], math.nan)
+    for row, job in detectable_jobs(given, alpha, power, resamples, flips, seed):
+        out[row] = job()
+    return _unwrap(out, given)
+
+
+def detectable_jobs(diffs, alpha: float = 0.05, power: float = 0.8, resamples: int = DETECT_RESAMPLES,
+                    flips: int = DETECT_FLIPS, seed: int = DEFAULT_SEED) -> list[tuple[int, Callable[[], float]]]:
+    """`detectable_change` as (row, job) pairs: the draws made once, each row's search a job that gives its
+    value — the same value in whatever order or thread the jobs run (numpy releases the GIL). Rows without
+    spread (nan) have no job."""
+    d = _rows(_as_diffs(diffs))
     n = d.shape[1]
-    out = np.full(d.shape[0], math.nan)
     if n < 2:
-        return _unwrap(out, given)
+        return []
     centred = d - d.mean(axis=1, keepdims=True)
     rng = np.random.default_rng([seed, 2])
     signs = rng.integers(0, 2, size=(flips, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
     signs_sum = signs.sum(axis=1)
     idx = rng.integers(0, n, size=(resamples, n))
-    for row in range(d.shape[0]):
-        if np.ptp(d[row]) == 0:
-            continue
-        drawn = centred[row][idx]  # resamples × n
-        observed = drawn.sum(axis=1)
-        flipped = signs @ drawn.T  # flips × resamples
-        up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0)
-        down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0)
-        out[row] = max(up, down)
-    return _unwrap(out, given)
+
+    def job(row: int) -> Callable[[], float]:
+        def run() -> float:
+            drawn = centred[row][idx]  # resamples × n
+            observed = drawn.sum(axis=1)
+            flipped = signs @ drawn.T  # flips × resamples
+            up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0)
+            down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0)
+            return max(up, down)
+        return run
+
+    return [(row, job(row)) for row in range(d.shape[0]) if np.ptp(d[row]) != 0]
 
 
 @dataclass(frozen=True)
