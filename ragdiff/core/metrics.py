@@ -351,6 +351,7 @@ class PreparedRun:
     ranked_from_one: bool = False
     # the deepest window with an upper bound, when deeper than the unjudged rows kept (0: `unjudged_depth`)
     bound_depth: int = 0
+    judged_only: bool = False  # prepared from the condensed lists (`EvalSettings.judged_only`)
 
     @property
     def bounds_to(self) -> int:
@@ -401,6 +402,7 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
         # when its deepest rank is its count — two (a run keying a query both by its id and by its text) are not
         ranked_from_one=bool((returned.get_column("deepest") == returned.get_column("returned")).all()),
         bound_depth=bound_depth,
+        judged_only=settings.judged_only,
     )
 
 
@@ -464,7 +466,10 @@ def unjudged_in(prepared: PreparedRun, window: int, queries: pl.DataFrame | None
     if prepared.unjudged is not None and window <= prepared.unjudged_depth:
         rows = prepared.unjudged.filter(pl.col("rank") <= window)
         return rows if queries is None else rows.join(queries, on="query_id", how="semi")
-    ranked = (aligned_frame(prepared.run, prepared.gold).filter(pl.col("rank") <= window)
+    frame = aligned_frame(prepared.run, prepared.gold)
+    if prepared.judged_only:  # condensed lists hold no unjudged row
+        frame = condensed(frame, prepared.qrels)
+    ranked = (frame.filter(pl.col("rank") <= window)
               .select("query_id", "chunk_id", "rank").join(prepared.scored, on="query_id", how="semi"))
     if queries is not None:
         ranked = ranked.join(queries, on="query_id", how="semi")
