@@ -130,3 +130,14 @@ def test_when_the_shortcut_gives_up_the_whole_parse_decides(tmp_path, monkeypatc
     assert lf.apply(Mark("q2", "c", "none")).saved
     assert lf.current_label("q1", "b") == ("gold", 2) and lf.current_label("q2", "c") == ("none", None)
     assert "q2" not in lf.queries
+
+
+@pytest.mark.parametrize("chunk, reason", [("#c1", "starts with #"), ("c 1", "white space"), ("", "empty")])
+def test_an_id_a_qrels_line_cannot_hold_is_refused_with_its_own_reason(tmp_path, chunk, reason):
+    from ragdiff.core.labels import LabelFormatError
+
+    path = tmp_path / "gold.qrels"
+    path.write_text("q1 0 c0 1\n")
+    with pytest.raises(LabelFormatError) as err:
+        LabelFile(path, reviewer="t").apply(Mark("q1", chunk, "gold"))
+    assert reason in str(err.value) and path.read_text() == "q1 0 c0 1\n"

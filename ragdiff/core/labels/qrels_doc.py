@@ -167,9 +167,16 @@ class QrelsDoc(LabelDoc):
             return parts[0] + qid + parts[2] + parts[3] + parts[4] + chunk + parts[6] + str(g) + parts[8]
         return f"{qid} 0 {chunk} {g}"
 
-    def _bad_id(self, s: str) -> bool:
-        """TREC qrels split on white space, skip `#` lines, and a NUL makes the file binary."""
-        return s == "" or any(ch.isspace() for ch in s) or s.startswith("#") or "\x00" in s
+    def _bad_id(self, s: str) -> str | None:
+        """Why a TREC qrels line cannot hold this id (they split on white space, skip `#` lines, and a NUL
+        makes the file binary), or None."""
+        if s == "":
+            return "it is empty"
+        if any(ch.isspace() for ch in s):
+            return "it holds white space"
+        if s.startswith("#"):
+            return "it starts with # (a comment line there)"
+        return "it holds a NUL" if "\x00" in s else None
 
     def line_starts(self) -> np.ndarray:
         """Where each physical line starts (line n at [n - 1]), as `_lines` splits the text: on \\n, a last
@@ -215,9 +222,10 @@ class QrelsDoc(LabelDoc):
                 raise LabelFormatError(f"{self.path.name}:{i + 1}: cannot find the grade on this line")
             parts[gi] = parts[gi][: m.start(1)] + str(g) + parts[gi][m.end(1):]
             return t[:a] + "".join(parts) + t[b:], notes
-        if self._bad_id(qid) or self._bad_id(chunk):
-            raise LabelFormatError(f"{self.shape} cannot hold an empty id or one with white space "
-                                   f"({qid!r}, {chunk!r})")
+        for what, value in (("query id", qid), ("chunk id", chunk)):
+            why = self._bad_id(value)
+            if why:
+                raise LabelFormatError(f"{self.shape} cannot hold the {what} {value!r}: {why}; nothing was written")
         same = [line for (_lv, _g, line) in self.judg.get(qid, {}).values()]
         if same:
             at = max(same)
@@ -341,9 +349,14 @@ class BeirDoc(QrelsDoc):
     def _new_row(self, template: str | None, qid: str, chunk: str, g: int) -> str:
         return f"{qid}\t{chunk}\t{g}"
 
-    def _bad_id(self, s: str) -> bool:
-        return s == "" or any(ch in s for ch in "\t\r\n\x00") or s.strip() == "" or (
-            s.lower().startswith("query-id") and self.frame.height == 0)
+    def _bad_id(self, s: str) -> str | None:
+        if s.strip() == "":
+            return "it is empty or blank"
+        if any(ch in s for ch in "\t\r\n\x00"):
+            return "it holds a tab, a line break or a NUL"
+        if s.lower().startswith("query-id") and self.frame.height == 0:
+            return "a first line starting with query-id is read as the header"
+        return None
 
 
 def read_beir_queries(folder: Path) -> dict[str, str]:
