@@ -46,6 +46,10 @@ CASES = {
     "yaml alias bomb": ("gold.yaml", "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n", "gold", 2, "alias"),
     "yaml query that is not a map": ("gold.yaml", "queries:\n  - id: q1\n    gold: [a]\n  - just text\n", "gold", 4,
                                      "expected a map"),
+    "yaml query id that is a list": ("gold.yaml", "queries:\n  - id: q1\n    gold: [a]\n  - id: [q2]\n    gold: [b]\n",
+                                     "gold", 4, "id must be a string"),
+    "yaml query id that is empty": ("gold.yaml", "queries:\n  - id: q1\n    gold: [a]\n  - id: ''\n    text: x\n",
+                                    "gold", 4, "id is empty"),
     "json gold nesting bomb": ("gold.json", "[" * 100000 + "]" * 100000, "gold", None, "nested too deeply"),
 }
 

@@ -143,7 +143,13 @@ class YamlLabelDoc(LabelDoc):
             check_unique_here(self, entry)
             keys = {k.value: (k, v) for k, v in entry.value if k.__class__ is ScalarNode}
             if "id" in keys:
-                qid = scalar_text(keys["id"][1])
+                node = keys["id"][1]
+                if node.__class__ is not ScalarNode:
+                    raise self.error(f"query {position + 1}: id must be a string, found {_found(node)}", at)
+                qid = scalar_text(node)
+                if qid is None or not qid.strip():
+                    raise self.error(f"query {position + 1}: id is empty; expected a string (or no id: the text "
+                                     "is then the id)", at)
             else:
                 qid = scalar_text(keys["text"][1]) if "text" in keys else None
             if qid is None or not qid.strip():
