@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli import diff_cmd
-from ragdiff.cli.common import drafts_note, stdout_console
+from ragdiff.cli.common import drafts_note, recorded_corpus, stdout_console
 from ragdiff.core.errors import InputError
 
 
@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(args.output, "is a folder; expected the path of the HTML file to write")
     _diffs, doc, evals, gold = diff_cmd.compare_all(args)
     corpus_path = args.corpus
-    if corpus_path is None and gold.corpus_path:
-        named = Path(gold.path).parent / gold.corpus_path  # the corpus the label file names, beside it
-        corpus_path = named if named.is_file() else None
+    if corpus_path is None:
+        named = recorded_corpus(gold)  # the corpus the label file names, beside it
+        corpus_path = named if named is not None and named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
     page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])
     write_file(args.output, page.encode("utf-8"))
