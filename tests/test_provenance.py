@@ -144,3 +144,47 @@ def test_overturn_report_counts_each_standing_decision_per_proposed_grade(gold, 
     assert "drafts decided: 10 · accepted 5 · overturned 5 (50%)" in out
     row = next(line.split() for line in out.splitlines() if line.lstrip().startswith("drafted ☆1"))
     assert row[2:] == ["4", "1", "0", "1", "2", "0", "75%"]
+
+
+@pytest.mark.parametrize("fault, words", [
+    ("folder", "is a folder"),
+    ('{"type": "mark", "id": "a", "query": "q1", "chunk": "c", "label": "gold", "when": "yesterday"}', "when"),
+    ('{"type": "mark", "id": "a", "query": "q1", "chunk": "c", "label": "weird", "when": "2026-01-01T00:00:00+00:00"}',
+     "label"),
+    ('{"type": "mark", "id": "a", "query": "q1", "chunk": "c", "label": "gold", "grade": "x", '
+     '"when": "2026-01-01T00:00:00+00:00"}', "grade"),
+])
+@pytest.mark.parametrize("command", ["log", "stale"])
+def test_a_journal_ragdiff_did_not_write_is_bad_input_naming_it(gold, capsys, fault, words, command):
+    """The journal sits in the repository beside the label file, where a hand edit or a merge can reach it: a
+    record that is not what ragdiff writes is one message naming the journal (and its line), never a traceback."""
+    journal = journal_path(gold)
+    if fault == "folder":
+        journal.mkdir()
+    else:
+        journal.write_text('{"type": "note", "id": "n"}\n' + fault + '\n{"type": "saved", "id": "a"}\n')
+    code = main(["labels", command, str(gold)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and str(journal) in err and words in err, err
+    if fault != "folder":
+        assert f"{journal}:2:" in err
+
+
+@pytest.mark.parametrize("record", [
+    '{"type": "mark", "id": ["a"]}',
+    '{"type": "mark", "id": "a", "when": "2026-01-01T00:00:00+00:00"}',
+    '{"type": "mark", "id": "a", "query": "q1", "chunk": "c", "label": "weird", "when": "2026-01-01T00:00:00+00:00"}',
+    '{"type": "undo", "id": "b", "undoes": ["a"], "query": "q1", "chunk": "c", "label": "none", '
+    '"when": "2026-01-01T00:00:00+00:00"}',
+])
+def test_the_writer_refuses_a_journal_it_did_not_write_naming_the_line(gold, capsys, record):
+    """labels undo / add (and the review screen) open the label file with its journal: a foreign record is
+    one message naming the journal's line, never a KeyError or TypeError traceback."""
+    journal = journal_path(gold)
+    journal.write_text('{"type": "note", "id": "n"}\n' + record + "\n")
+    before = gold.read_text()
+    for argv in (["labels", "undo", str(gold)], ["labels", "add", str(gold), "a new query"]):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2 and "Traceback" not in err and f"{journal}:2:" in err, err
+    assert gold.read_text() == before

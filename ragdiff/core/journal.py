@@ -82,12 +82,16 @@ class Journal:
 
     def read(self) -> list[dict]:
         """Every whole record in order; a line that does not parse (a torn write) is skipped."""
+        return [rec for _line, rec in self.numbered()]
+
+    def numbered(self) -> list[tuple[int, dict]]:
+        """(1-based line, record) of every whole record in order, as `read` gives them."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return []
         records = []
-        for line in raw.split(b"\n"):
+        for number, line in enumerate(raw.split(b"\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -95,8 +99,64 @@ class Journal:
             except (UnicodeDecodeError, json.JSONDecodeError):
                 continue
             if isinstance(rec, dict) and "type" in rec:
-                records.append(rec)
+                records.append((number, rec))
         return records
+
+
+OP_TYPES = ("mark", "undo", "edit")
+STATUS_TYPES = ("saved", "failed", "dropped")
+EDITS = ("add_query", "corpus", "drafts")
+
+
+def record_problem(rec: dict) -> str | None:
+    """What in a record is not as the label writer writes it (a hand edit, a merge gone wrong), or None.
+    Records of other types are left alone (nothing reads them)."""
+    from datetime import datetime
+
+    from ragdiff.core.labels.marks import LABELS
+
+    kind = rec.get("type")
+    if kind not in OP_TYPES + STATUS_TYPES:
+        return None
+    if not isinstance(rec.get("id"), str):
+        return f"id {rec.get('id')!r}: expected a string"
+    if kind in STATUS_TYPES:
+        return None
+    for name in ("undoes", "retry_of"):
+        if not isinstance(rec.get(name), (str, type(None))):
+            return f"{name} {rec.get(name)!r}: expected the id of another record"
+    when = rec.get("when")
+    try:
+        datetime.fromisoformat(str(when).replace("Z", "+00:00"))
+    except ValueError:
+        return f"when {when!r}: expected a UTC time like 2026-12-01T08:12:33+00:00"
+    if not isinstance(rec.get("who"), (str, type(None))):
+        return f"who {rec.get('who')!r}: expected a name"
+    if "edit" in rec:
+        return None if rec["edit"] in EDITS else f"edit {rec['edit']!r}: expected one of {', '.join(EDITS)}"
+    for name in ("query", "chunk"):
+        if not isinstance(rec.get(name), str):
+            return f"{name} {rec.get(name)!r}: expected an id (a string)"
+    for name, optional in (("label", False), ("prev_label", True)):
+        value = rec.get(name)
+        if value not in LABELS and value != "unjudged" and not (optional and value is None):
+            return f"{name} {value!r}: expected one of {', '.join(LABELS)}"
+    for name in ("grade", "prev_grade", "rank"):
+        value = rec.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"{name} {value!r}: expected a whole number or null"
+    if not isinstance(rec.get("run"), (str, type(None))):
+        return f"run {rec.get('run')!r}: expected a run's name"
+    return None
+
+
+def first_problem(numbered: list[tuple[int, dict]]) -> tuple[int, str] | None:
+    """(line, words) of the first record the label writer would not have written, or None."""
+    for line, rec in numbered:
+        problem = record_problem(rec)
+        if problem is not None:
+            return line, f"journal record {rec.get('id')!r} {problem}; was the journal edited by hand?"
+    return None
 
 
 @dataclass

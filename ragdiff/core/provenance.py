@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ragdiff.core import vocab
-from ragdiff.core.journal import Journal, JOURNAL_SUFFIX, journal_path, replay
+from ragdiff.core.errors import InputError
+from ragdiff.core.journal import JOURNAL_SUFFIX, Journal, first_problem, journal_path, replay
 
 from ragdiff.core.labels import Judgment, judgment
 
@@ -66,7 +67,7 @@ def history(label_path: str | Path, query_id: str | None = None) -> list[Entry]:
     """Every mark and undo in the journal(s), oldest first, optionally for one query."""
     entries: list[Entry] = []
     for journal in journals_of(label_path):
-        state = replay(Journal(journal).read())
+        state = replay(_read(journal))
         for op in state.ops.values():
             rec = op.record
             if query_id is not None and rec.get("query") != query_id:
@@ -92,6 +93,20 @@ def history(label_path: str | Path, query_id: str | None = None) -> list[Entry]:
     if len(journals_of(label_path)) > 1:
         entries.sort(key=lambda e: e.when)
     return entries
+
+
+def _read(journal: Path) -> list[dict]:
+    """The journal's records; bad input naming it when it cannot be read or holds a record ragdiff never writes."""
+    try:
+        numbered = Journal(journal).numbered()
+    except IsADirectoryError:
+        raise InputError(journal, "is a folder; expected the label file's journal (JSON lines)") from None
+    except OSError as err:
+        raise InputError(journal, f"cannot read the journal: {err.strerror or err}") from None
+    bad = first_problem(numbered)
+    if bad is not None:
+        raise InputError(journal, bad[1], bad[0])
+    return [rec for _line, rec in numbered]
 
 
 def _summary(rec: dict) -> str:

@@ -25,7 +25,7 @@ from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.formats import GOLD_FORMATS as FORMATS
 from ragdiff.core.formats import locate
-from ragdiff.core.journal import Journal, Op, journal_path, replay, utc_now
+from ragdiff.core.journal import Journal, Op, first_problem, journal_path, replay, utc_now
 from ragdiff.core.labels.atomic import _patch, _unpatch, atomic_write, clean_stray_temps, file_lock, stat_key
 from ragdiff.core.labels.document import LabelDoc, check_grade
 from ragdiff.core.labels.edits import sha
@@ -93,10 +93,22 @@ class LabelFile:
         self._deferred: list[dict] = []  # resolutions found on open, written with the next journal line
         self.recovery_notes: list[str] = []
         self.stray_temp_files = clean_stray_temps(self.path)
-        self._replay = replay(self.journal.read())
+        self._replay = replay(self._journal_records())
         self._recover()
 
     # ------------------------------------------------------------------ reading
+
+    def _journal_records(self) -> list[dict]:
+        """The journal's records; LabelFormatError naming its line when one is not what this writer writes
+        (a hand edit, a merge): undo and recovery read them, so a foreign one is refused, never guessed at."""
+        try:
+            numbered = self.journal.numbered()
+        except OSError as err:
+            raise LabelWriteError(f"cannot read the journal {self.journal.path} ({err.strerror or err})") from None
+        bad = first_problem(numbered)
+        if bad is not None:
+            raise LabelFormatError(f"{self.journal.path}:{bad[0]}: {bad[1]}; nothing was written")
+        return [rec for _line, rec in numbered]
 
     def _read(self) -> _Snapshot:
         try:
