@@ -212,3 +212,19 @@ def test_blank_and_comment_lines_keep_true_line_numbers(tmp_path):
     p.write_text("q1 Q0 a 1 0.5 t\n# Q0 x 1 0.5 comment\nq1 Q0 b 2 0.4 t\n")
     run = load_run(p)
     assert run.query_ids == ["q1"] and run.frame["line"].to_list() == [1, 3]
+
+
+def test_a_text_two_queries_share_is_no_alias_for_either(tmp_path, capsys):
+    """A run keyed by query text is mapped to the id of the query with that text; when two queries share the
+    text the run's line cannot be told apart, so it is listed as not in the gold set, never scored against
+    whichever query came last."""
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("queries:\n  - id: a1\n    text: same words\n    gold: [c1]\n"
+                    "  - id: a2\n    text: same words\n    gold: [c2]\n  - id: a3\n    text: other\n    gold: [c3]\n")
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"query_id": "same words", "results": ["c1"]}\n{"query_id": "other", "results": ["c3"]}\n')
+    assert load_gold(gold).aliases() == {"other": "a3"}
+    assert main(["eval", str(run), "--gold", str(gold), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["queries"]["not_in_gold"]["run"] == ["same words"]
+    assert sorted(doc["queries"]["missing_from_run"]["run"]) == ["a1", "a2"]

@@ -65,10 +65,13 @@ class Gold:
         return hit.item(0, "text") if hit.height else None
 
     def aliases(self) -> dict[str, str]:
-        """Query text -> id, for runs keyed by the text of a query the gold file gives an id."""
+        """Query text -> id, for runs keyed by the text of a query the gold file gives an id. A text two
+        queries share is no alias: a run's line keyed by it could be either's (it is listed, not scored)."""
         ids = set(self.queries.get_column("query_id").to_list())
-        pairs = self.queries.filter(pl.col("text").is_not_null() & (pl.col("text") != pl.col("query_id")))
-        return {t: q for t, q in zip(pairs["text"], pairs["query_id"]) if t not in ids}
+        texts = self.queries.filter(pl.col("text").is_not_null())
+        shared = set(texts.filter(pl.col("text").is_duplicated()).get_column("text").to_list())
+        pairs = texts.filter(pl.col("text") != pl.col("query_id"))
+        return {t: q for t, q in zip(pairs["text"], pairs["query_id"]) if t not in ids and t not in shared}
 
     def sha256(self) -> str:
         return file_sha256(self.path)
