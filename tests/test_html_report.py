@@ -7,6 +7,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from ragdiff.cli.main import main
 from ragdiff.core import vocab
 from test_diff import case
@@ -209,3 +211,18 @@ def test_report_to_a_missing_folder_is_bad_input(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "nowhere" in err and "does not exist" in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("which", ["gold", "run", "corpus"])
+def test_report_never_writes_over_one_of_its_inputs(tmp_path, capsys, which):
+    import shutil
+
+    for name in ("gold.yaml", "bm25.jsonl", "dense.jsonl", "corpus.jsonl"):
+        shutil.copy(SAMPLE / name, tmp_path / name)
+    target = tmp_path / {"gold": "gold.yaml", "run": "dense.jsonl", "corpus": "corpus.jsonl"}[which]
+    before = target.read_bytes()
+    code = main(["report", str(tmp_path / "bm25.jsonl"), str(tmp_path / "dense.jsonl"), "--gold",
+                 str(tmp_path / "gold.yaml"), "--corpus", str(tmp_path / "corpus.jsonl"), "-o", str(target)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and "input" in err
+    assert target.read_bytes() == before

@@ -46,5 +46,5 @@ def run_contexts(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        write_file(args.output, text.encode("utf-8"))
+        write_file(args.output, text.encode("utf-8"), inputs=[args.gold, args.corpus])
     return 0

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         corpus_path = named if named is not None and named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
     page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])
-    write_file(args.output, page.encode("utf-8"))
+    write_file(args.output, page.encode("utf-8"), inputs=[args.base, *args.runs, args.gold, corpus_path])
     flipped = sum(len(r["flipped_queries"]) for r in doc.get("runs", [doc]))
     stdout_console().print(f"wrote {args.output} ({len(page.encode()) // 1024 + 1} KiB, {flipped} flipped queries"
                            + ("" if corpus else ", no corpus: chunk text not shown") + ")", highlight=False,

@@ -110,13 +110,30 @@ def text_frame(path: Path, data, schema, orient: str | None = None) -> pl.DataFr
     return pl.DataFrame(data, schema=schema, orient=orient)
 
 
-def write_file(path: Path, data: bytes) -> None:
+def check_not_input(path: Path, inputs) -> None:
+    """InputError when `path` is one of the files a command reads (or inside an input folder): an output
+    written there would destroy it (`report ... -o gold.yaml`)."""
+    import os
+
+    target = Path(os.path.realpath(path))
+    for given in inputs:
+        if given is None or not Path(given).exists():
+            continue
+        source = Path(os.path.realpath(given))
+        if source == target or (source.is_dir() and target.is_relative_to(source)):
+            raise InputError(path, f"is one of this command's inputs ({given}); expected another file to write, "
+                                   "nothing was written")
+
+
+def write_file(path: Path, data: bytes, inputs=()) -> None:
     """A file a command was asked to write (`-o`): write_atomic, and every way it cannot be written (a folder,
-    a folder that is missing or is a file, no permission) bad input naming the path (exit 2)."""
+    a folder that is missing or is a file, no permission, one of the command's `inputs` or inside an input
+    folder) bad input naming the path (exit 2)."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise InputError(path, "is a folder; expected the path of a file to write")
+    check_not_input(path, inputs)
     if not directory.is_dir():
         what = "is a file" if directory.exists() else "does not exist"
         raise InputError(path, f"the folder {directory} {what}; expected an existing folder to write into")
