@@ -237,3 +237,28 @@ def test_an_output_path_that_cannot_be_written_is_bad_input(tmp_path, capsys, wh
         target = folder / "run.jsonl"
     code, _, err = run_cli(capsys, "run", GOLD, "-o", target, "--", *retriever("replay"))
     assert code == 2 and "Traceback" not in err and str(target) in err
+
+
+def test_a_run_saved_over_the_last_logged_run_is_diffed_against_what_that_file_held(tmp_path, capsys):
+    """`-o latest.jsonl` every time: the last logged run is that very file, and the diff must be against the
+    run it held before this one replaced it, not the new run against itself."""
+    log, target = tmp_path / "history.csv", tmp_path / "latest.jsonl"
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", log, "-o", target, "--", *retriever("replay", SAMPLE / "bm25.jsonl"))
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", log, "-o", target, "--json", "--", *retriever("replay"))
+    assert code == 0, err
+    diff = json.loads(out)["diff"]
+    code, js, _ = run_cli(capsys, "diff", SAMPLE / "bm25.jsonl", SAMPLE / "dense.jsonl", "--gold", GOLD, "--json")
+    want = json.loads(js)
+    assert {m: (v["a"], v["b"]) for m, v in diff["metrics"].items()} == \
+        {m: (v["a"], v["b"]) for m, v in want["metrics"].items()}
+
+
+def test_a_run_is_never_saved_over_the_gold_set_or_the_history(tmp_path, capsys, logged):
+    gold = tmp_path / "gold.yaml"
+    gold.write_bytes(GOLD.read_bytes())
+    for target in (gold, logged):
+        before = target.read_bytes()
+        code, _, err = run_cli(capsys, "run", gold, "--log", logged, "-o", target, "--", *retriever("replay"))
+        assert code == 2 and "inputs" in err and "Traceback" not in err
+        assert target.read_bytes() == before

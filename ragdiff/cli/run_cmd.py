@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         while target.exists():  # two runs in one second keep both files
             target = folder / f"{name}-{stamp.strftime('%Y%m%dT%H%M%SZ')}-{n}.jsonl"
             n += 1
-    _check_target(target)  # before the retriever is asked: a run that cannot be saved is not worth its wait
+    _check_target(target, inputs=[args.gold, args.corpus, args.log])  # before the retriever is asked: a run that cannot be saved is not worth its wait
     try:
         answer = ask(command, queries, args.timeout)
     except RetrieverError as err:
@@ -107,13 +107,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     # the output is good line by line: save it whole, then read it back as any run is read
-    _check_target(target, make=True)
+    _check_target(target, inputs=[args.gold, args.corpus, args.log], make=True)
     # what `-o` named may already hold a run: a refused run puts it back ("nothing was saved")
     before = target.read_bytes() if target.is_file() else None
+    # `-o latest.jsonl` each time: the last logged run is this very file; read it before it is replaced
+    held = _last_run(args, previous) if before is not None and _same(previous, target) else None
     write_file(target, answer.output)
     try:
         ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning, previous,
-                                                         name, stamp, len(queries))
+                                                         name, stamp, len(queries), held)
     except BaseException:
         # anything that stops us before the row is logged takes the saved run with it, so a run under
         # runs/ is always one the history logged
@@ -155,13 +157,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_target(target: Path, make: bool = False) -> None:
-    """The run's file can be written: not a folder, nor under a file. make=True makes its folder when missing
-    (once the retriever has answered, so a failed run leaves no empty folder). InputError when it cannot."""
+def _check_target(target: Path, inputs, make: bool = False) -> None:
+    """The run's file can be written: not a folder, nor under a file, nor one of the inputs (the gold set, the
+    corpus, the history). make=True makes its folder when missing (once the retriever has answered, so a
+    failed run leaves no empty folder). InputError when it cannot."""
     from ragdiff.core.errors import InputError
+    from ragdiff.core.textio import check_not_input
 
     if target.is_dir():
         raise InputError(target, "is a folder; expected the path of the run file to write")
+    check_not_input(target, inputs)
     above = target.parent
     while not above.exists() and above != above.parent:
         above = above.parent
@@ -193,8 +198,28 @@ def _default_name(command: list[str]) -> str:
     return Path(command[0]).stem or "run"
 
 
-def _score_and_log(args, target: Path, answer, gold, settings, warning, previous, name: str, stamp, n_queries: int):
-    """Read the saved run back, score it, diff it against the last logged run, then log it."""
+def _same(previous, target: Path) -> bool:
+    """Is the last logged run the file this run is saved to?"""
+    import os
+
+    if previous is None or not previous.get("run_path"):
+        return False
+    old = Path(previous.get("run_path"))
+    return old.is_file() and target.is_file() and os.path.samefile(old, target)
+
+
+def _last_run(args, previous):
+    """The last logged run, read now (as _score_and_log reads it)."""
+    from ragdiff.core.runs import load_run
+
+    old_path = Path(previous.get("run_path"))
+    return load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
+
+
+def _score_and_log(args, target: Path, answer, gold, settings, warning, previous, name: str, stamp, n_queries: int,
+                   held=None):
+    """Read the saved run back, score it, diff it against the last logged run (`held`: read before the new
+    run replaced its file), then log it."""
     from ragdiff.cli.common import check_run_matches_corpus
     from ragdiff.core import report
     from ragdiff.core.corpus import Corpus
@@ -227,11 +252,11 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     against = None
     if previous is not None:
         old_path = Path(previous.get("run_path"))
-        if not old_path.is_file():
+        if held is None and not old_path.is_file():
             warn(f"warning: the last logged run {previous.run} ({old_path}, {args.log} line {previous.line}) is "
                  "not there any more: no diff")
         else:
-            old = load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
+            old = held if held is not None else _last_run(args, previous)
             if old.name == target.stem:
                 old.name = f"{old.name} (before)"
             new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)
