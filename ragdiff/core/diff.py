@@ -554,8 +554,9 @@ def _found_in(high: PreparedRun, low: PreparedRun, counts: pl.DataFrame, by_coun
     queries = need.select("query_id")
     keys = (chunks.join(queries, on="query_id", how="semi") if chunks is not None
             else unjudged_in(low, window, queries))
-    theirs = (aligned_frame(high.run, gold).filter(pl.col("rank") <= window)
-              .join(queries, on="query_id", how="semi").select("query_id", "chunk_id")
+    wanted = queries.get_column("query_id").implode()
+    theirs = (aligned_frame(high.run, gold).filter((pl.col("rank") <= window) & pl.col("query_id").is_in(wanted))
+              .select("query_id", "chunk_id")
               .join(keys.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi")
               .group_by("query_id").agg(found=pl.len().cast(pl.Int64)))
     return (counts.select("query_id").join(theirs, on="query_id", how="left", maintain_order="left")

@@ -469,10 +469,11 @@ def unjudged_in(prepared: PreparedRun, window: int, queries: pl.DataFrame | None
     frame = aligned_frame(prepared.run, prepared.gold)
     if prepared.judged_only:  # condensed lists hold no unjudged row
         frame = condensed(frame, prepared.qrels)
-    ranked = (frame.filter(pl.col("rank") <= window)
-              .select("query_id", "chunk_id", "rank").join(prepared.scored, on="query_id", how="semi"))
-    if queries is not None:
-        ranked = ranked.join(queries, on="query_id", how="semi")
+    wanted = (prepared.scored if queries is None else queries).get_column("query_id").implode()
+    ranked = (frame.filter((pl.col("rank") <= window) & pl.col("query_id").is_in(wanted))
+              .select("query_id", "chunk_id", "rank"))
+    if queries is not None:  # of the scored queries only
+        ranked = ranked.join(prepared.scored, on="query_id", how="semi")
     return unjudged_rows(ranked, prepared.qrels, window)
 
 
