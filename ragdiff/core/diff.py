@@ -17,8 +17,8 @@ import polars as pl
 from ragdiff.core import fmt
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, can_count,
-                                  counted_values, evaluate, per_query_values, prepare, promote, unjudged_in,
-                                  window_counts)
+                                  counted_values, evaluate, per_query_values, prepare, promote, rows_of_pairs,
+                                  unjudged_in, window_counts)
 from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, bootstrap_ci, detectable_jobs, paired_tests
 from ragdiff.core import words
 
@@ -565,8 +565,8 @@ def _found_in(high: PreparedRun, low: PreparedRun, counts: pl.DataFrame, by_coun
 
 def _rows_of(ev: RunEval, gold: Gold, chunks: pl.DataFrame) -> pl.DataFrame:
     """query_id, chunk_id, rank of the run's rows of these (query, chunk) pairs, at any rank."""
-    return (aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank")
-            .join(chunks.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi"))
+    return rows_of_pairs(aligned_frame(ev.run, gold).select("query_id", "chunk_id", "rank"),
+                         chunks.select("query_id", "chunk_id"))
 
 
 def _with_metrics(ev: RunEval, gold: Gold, extra: list[Metric]) -> RunEval:

@@ -241,11 +241,13 @@ def detectable_jobs(diffs, alpha: float = 0.05, power: float = 0.8, resamples: i
     signs_sum = signs.sum(axis=1)
     idx = rng.integers(0, n, size=(resamples, n))
 
+    def sums(row: int) -> tuple[np.ndarray, np.ndarray]:
+        drawn = centred[row][idx]  # resamples × n, freed before the searches
+        return drawn.sum(axis=1), signs @ drawn.T  # flips × resamples
+
     def job(row: int) -> Callable[[], float]:
         def run() -> float:
-            drawn = centred[row][idx]  # resamples × n
-            observed = drawn.sum(axis=1)
-            flipped = signs @ drawn.T  # flips × resamples
+            observed, flipped = sums(row)
             up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0)
             down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0)
             return max(up, down)
