@@ -180,3 +180,15 @@ def test_stale_age_is_checked(sample, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["labels", "stale", str(sample), "--older-than", "soon"])
     assert stop.value.code == 2 and "expected an age like 90d" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["add", "a new query"], ["snapshot", "--corpus", "CORPUS"]])
+def test_a_json_label_file_is_called_that_when_it_cannot_take_an_edit(tmp_path, capsys, command):
+    gold = tmp_path / "gold.json"
+    gold.write_text('{"queries": [{"id": "q1", "text": "a", "gold": ["c1"]}]}')
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "c1", "text": "x"}\n')
+    argv = ["labels", command[0], str(gold), *(str(corpus) if a == "CORPUS" else a for a in command[1:])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "a JSON label file" in err and "expected the ragdiff YAML label file" in err

@@ -15,6 +15,7 @@ from ragdiff.core.labels.yaml_doc import YamlLabelDoc
 
 class JsonLabelDoc(YamlLabelDoc):
     fmt = "json"
+    shape = "JSON label file"  # in messages: "a label file cannot take a new query" said nothing to tell it by
     dialect = "json"
 
     def __init__(self, path: Path, text: str, root=None):
