@@ -50,6 +50,10 @@ CASES = {
                                      "gold", 4, "id must be a string"),
     "yaml query id that is empty": ("gold.yaml", "queries:\n  - id: q1\n    gold: [a]\n  - id: ''\n    text: x\n",
                                     "gold", 4, "id is empty"),
+    "yaml gold grade 0": ("gold.yaml", "queries:\n  - id: q1\n    gold:\n      c1: 2\n      c2: 0\n", "gold", 5,
+                          "grade 0 is not gold"),
+    "json label file gold grade below 0": ("gold.json", '{"queries": [{"id": "q1", "gold": {"c1": -1}}]}', "gold", 1,
+                                           "grade -1 is not gold"),
     "json gold nesting bomb": ("gold.json", "[" * 100000 + "]" * 100000, "gold", None, "nested too deeply"),
 }
 

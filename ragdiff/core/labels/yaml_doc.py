@@ -173,6 +173,9 @@ class YamlLabelDoc(LabelDoc):
                 k, v = keys[name]
                 for chunk, grade, line in read_chunks(self, v, f"query {qid!r} {name}", default,
                                                       line_of(k.start_mark.index)):
+                    if name == vocab.GOLD and grade < 1:  # the writer's rule too (LabelFile refuses gold 0)
+                        raise self.error(f"query {qid!r} gold {chunk!r}: grade {grade} is not gold; expected 1 or "
+                                         "more (a chunk judged not relevant goes under not_relevant)", line)
                     if chunk in held:
                         self.add(qid, chunk, name, grade, line)  # raises: labelled twice
                     held[chunk] = (name, 0 if name == vocab.NOT_RELEVANT else grade, line)
