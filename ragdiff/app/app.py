@@ -31,7 +31,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
 from ragdiff.app.messages import CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, VerdictsReady, ViewReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
@@ -96,12 +96,10 @@ class ReviewApp(OrderedKeysApp):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (TALL, "-tall")]
 
     BINDINGS = [
-        _key("g", "mark('gold')", vocab.word(vocab.GOLD), id="label.gold",
-             tooltip="mark the highlighted chunk gold (answers the query); a digit 1-9 gives a grade"),
-        _key("e", "mark('evidence')", vocab.word(vocab.EVIDENCE), id="label.evidence",
-             tooltip="mark the highlighted chunk evidence (supports a step of the answer)"),
-        _key("x", "mark('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="label.not_relevant",
-             tooltip="mark the highlighted chunk judged not relevant (grade 0)"),
+        *label_keys("mark", "label", {
+            vocab.GOLD: "mark the highlighted chunk gold (answers the query); a digit 1-9 gives a grade",
+            vocab.EVIDENCE: "mark the highlighted chunk evidence (supports a step of the answer)",
+            vocab.NOT_RELEVANT: "mark the highlighted chunk judged not relevant (grade 0)"}),
         *_grade_bindings(),
         _key("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
         _key("r", "retry_marks", "retry unsaved", show=False, id="label.retry",

@@ -24,7 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
 from ragdiff.app.messages import LoadFailed, MarkDone
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
@@ -48,12 +48,10 @@ class JudgeScreen(Screen):
         key("0", "decide('not_relevant')", vocab.word(vocab.NOT_RELEVANT), show=False, id="judge.grade0",
             tooltip="not relevant (grade 0), then the next unjudged chunk"),
         *_grade_keys(),
-        key("g", "decide('gold')", vocab.word(vocab.GOLD), id="judge.gold",
-            tooltip="gold (the file's default grade), then the next unjudged chunk"),
-        key("e", "decide('evidence')", vocab.word(vocab.EVIDENCE), id="judge.evidence",
-            tooltip="evidence (supports a step of the answer), then the next unjudged chunk"),
-        key("x", "decide('not_relevant')", vocab.word(vocab.NOT_RELEVANT), id="judge.not_relevant",
-            tooltip="not relevant, then the next unjudged chunk"),
+        *label_keys("decide", "judge", {
+            vocab.GOLD: "gold (the file's default grade), then the next unjudged chunk",
+            vocab.EVIDENCE: "evidence (supports a step of the answer), then the next unjudged chunk",
+            vocab.NOT_RELEVANT: "not relevant, then the next unjudged chunk"}),
         # not in the key bar: it matters only on a drafted chunk, whose title then says "a accepts"
         key("a", "accept", "accept draft", show=False, id="judge.accept",
             tooltip="accept the model's drafted label (☆n: gold with grade n; ☆0: not relevant)"),

@@ -11,10 +11,22 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 
+from ragdiff.core import vocab
+
 
 def key(*args, **kwargs) -> Binding:
     """A binding that runs as its key arrives (priority), not after the key has bubbled through the DOM."""
     return Binding(*args, **kwargs, priority=True)
+
+
+# the key of each judgment kind, the same on the review screen and in the judging queue
+LABEL_KEYS = ((vocab.GOLD, "g"), (vocab.EVIDENCE, "e"), (vocab.NOT_RELEVANT, "x"))
+
+
+def label_keys(action: str, prefix: str, tooltips: dict[str, str]) -> list[Binding]:
+    """g, e, x: `action('gold')` and so on, ids `prefix.gold` and so on, each with its tooltip."""
+    return [key(letter, f"{action}('{kind}')", vocab.word(kind), id=f"{prefix}.{kind}", tooltip=tooltips[kind])
+            for kind, letter in LABEL_KEYS]
 
 
 class OrderedKeysApp(App[int]):
