@@ -315,7 +315,7 @@ class ReviewModel:
         queries = gold.queries.sort("position")
         self._query_text = {
             q: (t if t is not None else (self.run_a.query_text.get(q) or self.run_b.query_text.get(q) or ""))
-            for q, t in zip(queries.get_column("query_id"), queries.get_column("text"))
+            for q, t in zip(queries.get_column("query_id").to_list(), queries.get_column("text").to_list())
         }
         self._query_order = list(self._query_text)
         self._position = {q: i for i, q in enumerate(self._query_order)}
