@@ -80,10 +80,11 @@ class TimedApp(ReviewApp):
     def _drawn(self) -> None:
         if self.first_screen_at is None:
             self.first_screen_at = time.perf_counter()
+            self.first_screen_cpu = time.process_time()
 
 
 async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), time.process_time()
     app = TimedApp(ReviewInputs(run_a=paths["a"], run_b=paths["b"], gold=paths["gold"],
                                 settings=EvalSettings(k=10, depth=depth), corpus=paths["corpus"],
                                 gold_format="qrels", run_format="trec"))
@@ -94,6 +95,7 @@ async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
                 raise SystemExit(f"the review screen did not open: {app.failure or 'timeout'}")
             await asyncio.sleep(0.005)
         out["first_screen_s"] = app.first_screen_at - started
+        out["first_screen_cpu_s"] = app.first_screen_cpu - started_cpu
         out["load_worker_s"] = app.load_seconds
 
         cpu: dict[str, list[float]] = {}
@@ -129,28 +131,33 @@ async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
         out["sort_ms"] = [1000 * await timed("s") for _ in range(6)]
         out["cpu_ms"] = cpu
 
-        async def own(action) -> float:
-            """The app's own time: from running the key's action to the screen refreshed after it (no Pilot)."""
-            done: list[float] = []
-            t0 = time.perf_counter()
+        own_cpu: dict[str, list[float]] = {}
+
+        async def own(action, name: str) -> float:
+            """The app's own time: from running the key's action to the screen refreshed after it (no Pilot);
+            the process's CPU time over the same stretch goes to own_cpu[name]."""
+            done: list[tuple[float, float]] = []
+            t0, c0 = time.perf_counter(), time.process_time()
             action()
-            app.call_after_refresh(lambda: done.append(time.perf_counter()))
+            app.call_after_refresh(lambda: done.append((time.perf_counter(), time.process_time())))
             while not done:
                 await asyncio.sleep(0.001)
+            own_cpu.setdefault(name, []).append(1000 * (done[0][1] - c0))
             await pilot.pause()
             await app.workers.wait_for_complete()  # the k's beside the new one scored ahead, when asked
             await pilot.pause()
-            return 1000 * (done[0] - t0)
+            return 1000 * (done[0][0] - t0)
 
-        out["own_next_query_ms"] = [await own(app.action_next_query) for _ in range(30)]
+        out["own_next_query_ms"] = [await own(app.action_next_query, "next") for _ in range(30)]
         # each + reaches a k not shown before, which the worker scored after the previous press
-        out["own_new_k_ms"] = [await own(lambda: app.action_change_k(1)) for _ in range(10)]
+        out["own_new_k_ms"] = [await own(lambda: app.action_change_k(1), "new") for _ in range(10)]
         # then with nothing scored ahead: one + to the k the last press's worker scored, then 10 k's nobody has
         app.prefetch = False
-        await own(lambda: app.action_change_k(1))
-        out["own_cold_k_ms"] = [await own(lambda: app.action_change_k(1)) for _ in range(10)]
+        await own(lambda: app.action_change_k(1), "warm-up")
+        out["own_cold_k_ms"] = [await own(lambda: app.action_change_k(1), "cold") for _ in range(10)]
         # and - walks back over k's already shown (kept)
-        out["own_seen_k_ms"] = [await own(lambda: app.action_change_k(-1)) for _ in range(10)]
+        out["own_seen_k_ms"] = [await own(lambda: app.action_change_k(-1), "seen") for _ in range(10)]
+        out["own_cpu_ms"] = own_cpu
         await pilot.press("q")
     return out
 
@@ -182,7 +189,7 @@ def main() -> int:
         what = (f"{args.queries:,} queries × {args.depth} chunks per run, two runs, qrels (generated in "
                 f"{generated:.1f} s)")
     print(f"ragdiff review bench: {what} · python {platform.python_version()} · {platform.machine()}")
-    print(f"first interactive screen: {result['first_screen_s']:.2f} s "
+    print(f"first interactive screen: {result['first_screen_s']:.2f} s, CPU {result['first_screen_cpu_s']:.2f} s "
           f"(loading + scoring in the worker {result['load_worker_s']:.2f} s)")
     print(f"a key bound to nothing (Pilot's own cost): {summary(result['noop_press_ms'])}")
     print(f"p-values in the header (diff.compare in a worker process): ready {result['verdicts_s']:.2f} s "
@@ -197,6 +204,9 @@ def main() -> int:
     print(f"app's own time, action → screen refreshed (no Pilot): next query {summary(result['own_next_query_ms'])}; "
           f"a new k scored ahead {summary(result['own_new_k_ms'])}; a new k nothing scored ahead "
           f"{summary(result['own_cold_k_ms'])}; a k seen before {summary(result['own_seen_k_ms'])}")
+    cpu = result["own_cpu_ms"]
+    print(f"CPU of the process over that own time: next query {summary(cpu['next'])}; a new k scored ahead "
+          f"{summary(cpu['new'])}; nothing scored ahead {summary(cpu['cold'])}; seen {summary(cpu['seen'])}")
     print("CPU time of the app's process per press (its own work; Pilot's waits cost next to none):")
     for key, values in result["cpu_ms"].items():
         print(f"  {names.get(key, key)}: {summary(values)}")

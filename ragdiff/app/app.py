@@ -16,6 +16,7 @@ and a mark captures its query and chunk at the key press and carries them to the
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import time
 from dataclasses import dataclass
@@ -277,6 +278,9 @@ class ReviewApp(OrderedKeysApp):
 
     def on_loaded(self, message: Loaded) -> None:
         self.model = message.model
+        # what is loaded lives as long as the screen: out of the cyclic collector's sight, or every full
+        # collection walks it again (at 10,000 queries 40-50 ms, on one `]` in eight)
+        gc.freeze()
         self.load_seconds = message.seconds
         self.query_one("#list-a").border_title = Text.assemble("A ", clean(self.model.run_a.name))
         self.query_one("#list-b").border_title = Text.assemble("B ", clean(self.model.run_b.name))
