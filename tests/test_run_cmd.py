@@ -262,3 +262,10 @@ def test_a_run_is_never_saved_over_the_gold_set_or_the_history(tmp_path, capsys,
         code, _, err = run_cli(capsys, "run", gold, "--log", logged, "-o", target, "--", *retriever("replay"))
         assert code == 2 and "inputs" in err and "Traceback" not in err
         assert target.read_bytes() == before
+
+
+def test_a_run_line_the_run_reader_refuses_names_the_stdout_line_and_query(tmp_path, capsys, logged):
+    code, _, err = run_cli(capsys, "run", GOLD, "--log", logged, "--", *retriever("duplicate"))
+    assert code == 2 and "Traceback" not in err and "<input>" not in err, err
+    assert "the retriever's stdout line 3 (the answer to query 'q03')" in err and "nothing was saved or logged" in err
+    nothing_written(tmp_path, logged, 1)

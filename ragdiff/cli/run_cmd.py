@@ -114,16 +114,20 @@ def run(args: argparse.Namespace) -> int:
     held = _last_run(args, previous) if before is not None and _same(previous, target) else None
     write_file(target, answer.output)
     try:
-        ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning, previous,
-                                                         name, stamp, len(queries), held)
-    except BaseException:
-        # anything that stops us before the row is logged takes the saved run with it, so a run under
-        # runs/ is always one the history logged
-        if before is None:
-            target.unlink(missing_ok=True)
-        else:
-            write_atomic(target, before)
-        raise
+        try:
+            ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning,
+                                                             previous, name, stamp, len(queries), held)
+        except BaseException:
+            # anything that stops us before the row is logged takes the saved run with it, so a run under
+            # runs/ is always one the history logged
+            if before is None:
+                target.unlink(missing_ok=True)
+            else:
+                write_atomic(target, before)
+            raise
+    except RetrieverError as err:
+        print(f"ragdiff run: {err}; nothing was saved or logged", file=sys.stderr)
+        return 2
 
     status = (f"ragdiff run: `{shlex.join(command)}` answered {len(answer.answered)} of {words.queries(len(queries))}; "
               f"saved {target}" + (f", logged in {args.log}" if args.log else ""))
@@ -232,8 +236,11 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     try:
         new = load_run(target, "jsonl", keep_first=args.keep_first, name=name)
     except InputError as err:
-        line = f" (stdout line {err.line}, the answer to query {_query_at(answer, err.line)})" if err.line else ""
-        raise InputError(None, f"the retriever's output{line}: {err.message}; nothing was saved or logged") from None
+        from ragdiff.core.retriever import RetrieverError
+
+        # said as `ask` says a malformed line (it is one: the run reader refused it), not as "<input>: ..."
+        where = f"stdout line {err.line} (the answer to query {_query_at(answer, err.line)})" if err.line else "output"
+        raise RetrieverError(f"the retriever's {where}: {err.message}") from None
     metrics = args.metrics or default_metrics(settings.k, settings.depth)
     ev = evaluate(new, gold, settings, metrics)
     warnings = [warning]
