@@ -54,6 +54,7 @@ CASES = {
                           "grade 0 is not gold"),
     "json label file gold grade below 0": ("gold.json", '{"queries": [{"id": "q1", "gold": {"c1": -1}}]}', "gold", 1,
                                            "grade -1 is not gold"),
+    "json gold NaN": ("gold.json", '{"q1": ["c1"],\n "q2": {"c2": NaN}}', "gold", 2, "invalid JSON"),
     "json gold nesting bomb": ("gold.json", "[" * 100000 + "]" * 100000, "gold", None, "nested too deeply"),
 }
 

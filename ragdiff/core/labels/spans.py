@@ -344,8 +344,11 @@ def compose_json(text: str):
         raise ParseError("JSON nested too deeply; expected {query: [chunk ids]}", None) from None
     except ParseError:
         raise
-    except ValueError as err:  # pragma: no cover - json.loads accepted it
-        raise ParseError(f"invalid JSON ({err})", None) from None
+    except ValueError as err:  # json.loads accepts NaN and Infinity, which are not JSON: said with the line
+        at = re.search(r"at offset (\d+)", str(err))
+        line = text.count("\n", 0, int(at.group(1))) + 1 if at else None
+        why = "; NaN and Infinity are not JSON" if "unexpected character" in str(err) else ""
+        raise ParseError(f"invalid JSON ({err}{why})", line) from None
 
 
 # ---------------------------------------------------------------------------------------- positions
