@@ -142,23 +142,24 @@ def test_a_repeated_chunk_is_named_as_in_memory(tmp_path):
     assert str(parts.value) == str(whole.value)
 
 
-def test_block_wise_plain_check_agrees_with_the_mapped_one(tmp_path, monkeypatch):
+def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
     from ragdiff.core import runs
 
     texts = {
         "plain": "q1 Q0 a#1 1 1.0 t\nq1 Q0 b 2 0.5 t\n",
         "comment": "q1 Q0 a 1 1.0 t\n# note\nq1 Q0 b 2 0.5 t\n",
+        "first line a comment": "# note\nq1 Q0 a 1 1.0 t\n",
         "tab": "q1 Q0 a 1 1.0 t\nq1\tQ0 b 2 0.5 t\n",
         "bom": "\ufeffq1 Q0 a 1 1.0 t\n",
         "cr": "q1 Q0 a 1 1.0 t\r\n",
+        "nul": "q1 Q0 a 1 1.0 t\nq1 Q0 b\x00 2 0.5 t\n",
     }
     for name, text in texts.items():
         path = tmp_path / f"{name}.trec"
         path.write_text(text, encoding="utf-8")
-        mapped = runs._is_plain(path)
-        monkeypatch.setattr(runs, "_MAPPED_MAX", 0)
-        with path.open("rb") as handle:
-            # a block of 3 bytes puts block boundaries inside every line, `\n#` included
-            assert runs._blocks_are_plain(handle, block=3) == mapped, name
-        monkeypatch.undo()
-        assert mapped == (name == "plain")
+        whole = runs._is_plain(path)
+        assert whole == (name == "plain"), name
+        for block in (3, 4, 5, 7, 16):
+            with path.open("rb") as handle:
+                # small blocks put block boundaries inside every line, `\n#` included
+                assert runs._blocks_are_plain(handle, block=block) == whole, (name, block)
