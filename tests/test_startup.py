@@ -55,6 +55,16 @@ def test_the_probe_sees_heavy_libraries_when_a_command_runs():
     assert "polars" in got["loaded"]
 
 
+@pytest.mark.parametrize("command", ["eval", "diff"])
+def test_json_output_loads_no_terminal_library(command):
+    """`--json` prints one document: rich (the tables and colours of the text output) is not imported."""
+    runs = [str(SAMPLE_RUNS / "bm25.jsonl")] + ([str(SAMPLE_RUNS / "dense.jsonl")] if command == "diff" else [])
+    flips = ["--flips", "200"] if command == "diff" else []
+    got = probe(command, *runs, "--gold", str(SAMPLE_RUNS / "gold.yaml"), "--json", *flips)
+    assert got["code"] == 0
+    assert "polars" in got["loaded"] and "rich" not in got["loaded"] and "textual" not in got["loaded"]
+
+
 def test_polars_loads_after_its_allocator_setting():
     """ragdiff/__init__.py sets jemalloc's decay before polars loads (bench/RESULTS.md); lazy imports must
     keep it so. An import hook records the environment at the moment polars is first imported."""

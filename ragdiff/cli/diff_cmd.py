@@ -154,8 +154,6 @@ def gate(diffs: list[Diff]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     _one_blas_thread()  # before anything loads numpy (the report does)
-    from rich.text import Text
-
     from ragdiff.core import report
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
 
@@ -176,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
         by_hand = any(d.by_hand for d in diffs)
         if failures:
             if not (args.json or args.markdown):
+                from rich.text import Text
+
                 console = stdout_console()
                 _say(console, Text("FAIL (--fail-on-regression):", style="bold red"))
                 for reason in failures:
@@ -193,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
             if args.markdown:
                 print(f"\n**{note}**")
             else:
+                from rich.text import Text
+
                 stdout_console().print(Text(note))
     return 0
 
