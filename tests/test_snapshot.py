@@ -56,3 +56,29 @@ def test_strict_corpus_without_a_recorded_snapshot_says_how_to_record_one(tmp_pa
     assert main(["eval", str(SAMPLE / "bm25.jsonl"), "--gold", str(gold), "--strict-corpus"]) == 2
     err = capsys.readouterr().err
     assert str(gold) in err and "records no corpus snapshot" in err and "labels snapshot" in err
+
+
+def test_a_label_file_reached_through_a_link_finds_the_corpus_beside_the_file_it_points_to(copy, tmp_path, capsys):
+    """`labels snapshot` writes the corpus path relative to the real file (where the writer writes and the journal
+    lives); every reader resolves it there too — it was read beside the link ("no such corpus file")."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "gold.yaml").symlink_to(copy / "gold.yaml")
+    link = other / "gold.yaml"
+    assert main(["labels", "snapshot", str(link), "--corpus", str(copy / "corpus.jsonl")]) == 0
+    assert "path: corpus.jsonl" in (copy / "gold.yaml").read_text()
+    capsys.readouterr()
+    assert main(["eval", str(copy / "bm25.jsonl"), "--gold", str(link), "--strict-corpus"]) == 0
+    with (copy / "corpus.jsonl").open("a") as fh:
+        fh.write('{"id": "new#0", "text": "a chunk added since the labels were made"}\n')
+    capsys.readouterr()
+    assert main(["eval", str(copy / "bm25.jsonl"), "--gold", str(link), "--strict-corpus"]) == 2
+    assert _sha(copy / "corpus.jsonl") in capsys.readouterr().err  # the corpus beside the real file, changed
+    assert main(["labels", "stale", str(link), "--json"]) == 0
+    assert '"snapshot_changed"' in capsys.readouterr().out
+
+
+def test_a_folder_given_as_the_corpus_is_called_a_folder(copy, capsys):
+    assert main(["eval", str(copy / "bm25.jsonl"), "--gold", str(copy / "gold.yaml"), "--corpus", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert f"{copy}: is a folder; expected the corpus JSONL file" in err and "Traceback" not in err

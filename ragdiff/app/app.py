@@ -248,7 +248,7 @@ class ReviewApp(OrderedKeysApp):
             gold = load_gold(inputs.gold, inputs.gold_format)
             if self.corpus is None and gold.corpus_path:
                 # no --corpus: the corpus the label file names, beside it, when it is there
-                named = inputs.gold.parent / gold.corpus_path
+                named = gold.recorded_corpus()
                 if named.is_file():
                     self.corpus = CorpusIndex(named)
             self.post_message(LoadProgress(f"loading {inputs.run_a.name} …"))

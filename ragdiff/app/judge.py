@@ -468,8 +468,8 @@ class JudgeApp(OrderedKeysApp):
         inputs = self.inputs
         try:
             gold = load_gold(inputs.gold, inputs.gold_format)
-            if self.corpus is None and gold.corpus_path and (inputs.gold.parent / gold.corpus_path).is_file():
-                self.corpus = CorpusIndex(inputs.gold.parent / gold.corpus_path)
+            if self.corpus is None and gold.corpus_path and gold.recorded_corpus().is_file():
+                self.corpus = CorpusIndex(gold.recorded_corpus())
             runs = [load_run(path, inputs.run_format) for path in inputs.runs]
             names = [run.name for run in runs]
             for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which

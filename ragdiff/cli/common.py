@@ -173,9 +173,11 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
         raise InputError(gold.path, "--strict-corpus: the label file records no corpus snapshot; expected "
                                     "`corpus: {path, sha256}` (ragdiff labels snapshot GOLD --corpus C writes it)")
     if strict and corpus is None and gold.corpus_path:
-        corpus = recorded_corpus(gold)
+        corpus = gold.recorded_corpus()
     if corpus is None or gold.corpus_sha256 is None:
         return None
+    if corpus.is_dir():
+        raise InputError(corpus, "is a folder; expected the corpus JSONL file (one {\"id\", \"text\"} a line)")
     if not corpus.is_file():
         raise InputError(corpus, "no such corpus file")
     actual = file_sha256(corpus)
@@ -186,15 +188,6 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
         return (f"warning: {corpus} is not the corpus {gold.path} was labelled against (sha256 {actual[:12]}… ≠ "
                 f"{gold.corpus_sha256[:12]}…): a score change may be the data's, not the retriever's.")
     return None
-
-
-def recorded_corpus(gold: Gold) -> Path | None:
-    """The corpus path the label file records, relative to the label file's folder."""
-    if not gold.corpus_path:
-        return None
-    path = Path(gold.corpus_path)
-    base = gold.path if gold.path.is_dir() else gold.path.parent
-    return path if path.is_absolute() else base / path
 
 
 def drafts_note(gold: Gold) -> str | None:

@@ -107,7 +107,6 @@ def _age(text: str) -> int:
 def run_stale(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
-    from ragdiff.cli.common import recorded_corpus
     from ragdiff.core.gold import file_sha256, load_gold
     from ragdiff.core.provenance import history
     from ragdiff.core.stale import CorpusCheck, snapshot_changed, stale_queries
@@ -115,7 +114,7 @@ def run_stale(args: argparse.Namespace) -> int:
 
     gold = load_gold(args.gold, args.gold_format)
     entries = history(args.gold)
-    corpus = args.corpus or recorded_corpus(gold)
+    corpus = args.corpus or gold.recorded_corpus()
     actual = None
     if corpus is not None and (args.corpus is not None or corpus.exists()):
         check_file(corpus)

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli import diff_cmd
-from ragdiff.cli.common import drafts_note, recorded_corpus, stdout_console
+from ragdiff.cli.common import drafts_note, stdout_console
 from ragdiff.core.errors import InputError
 
 
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     _diffs, doc, evals, gold = diff_cmd.compare_all(args)
     corpus_path = args.corpus
     if corpus_path is None:
-        named = recorded_corpus(gold)  # the corpus the label file names, beside it
+        named = gold.recorded_corpus()  # the corpus the label file names, beside it
         corpus_path = named if named is not None and named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
     page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])

@@ -17,6 +17,7 @@ Ids are always strings, exactly as written: YAML is composed with every plain sc
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,6 +43,18 @@ class Gold:
     corpus_sha256: str | None = None
     # a model's proposals (`drafted:`): query_id, chunk_id, grade, line — never scored as judgments
     drafts: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DRAFT_SCHEMA))
+
+    def recorded_corpus(self) -> Path | None:
+        """The corpus the label file names (`corpus: {path}`), a relative path read from the folder of the file
+        itself: a label file reached through a symbolic link is the file it points to (its journal lives there,
+        and `labels snapshot` writes the path relative to it); a BEIR folder is its own folder."""
+        if not self.corpus_path:
+            return None
+        path = Path(self.corpus_path)
+        if path.is_absolute():
+            return path
+        real = Path(os.path.realpath(self.path))
+        return (real if real.is_dir() else real.parent) / path
 
     def qrels(self, level: str = "gold") -> pl.DataFrame:
         """query_id, chunk_id, grade for scoring at one label level.
