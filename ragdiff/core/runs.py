@@ -143,8 +143,11 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
         # the file gave explicit ranks: they are the order (ties fall back to trec_eval's rule)
         frame = frame.sort(["query_id", "rank", "score", "chunk_id"], descending=[False, False, True, True],
                            nulls_last=True)
-    elif sort_by_score and frame.get_column("score").null_count() == 0:
-        frame = frame[pl.Series(score_order(frame), dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)]
+    elif sort_by_score and frame.get_column("score").null_count() == 0 and frame.height > 1:
+        order, rank = score_order(frame)
+        frame = frame[pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)]
+        del order
+        return frame.with_columns(pl.Series("rank", rank, dtype=pl.UInt32)).select(list(RUN_SCHEMA))
     elif sort_by_score:
         frame = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True], nulls_last=True)
     else:
@@ -155,67 +158,77 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
     return frame.with_columns(rank=position - starts + 1).select(list(RUN_SCHEMA))
 
 
-def query_codes(queries: pl.Series):
-    """Each row's query id as a number in the ids' byte order (numpy u64): the first key of every sort here."""
+def _query_codes(queries: pl.Series):
+    """(codes, table): the query ids' physical Categorical codes (numpy u32, one a row) and a table from each
+    code to the id's place in the ids' byte order (numpy u64) — the first key of the sort."""
     import numpy as np
 
     cat = queries if queries.dtype == pl.Categorical else queries.cast(pl.Categorical)
-    physical = cat.to_physical()
     distinct = cat.unique()
-    # the distinct ids' physical codes in the ids' byte order (sorted as strings: how a Categorical sorts has
-    # changed between polars versions)
+    # the distinct ids' codes in the ids' byte order (sorted as strings: how a Categorical sorts has changed
+    # between polars versions)
     in_order = distinct.to_physical().gather(distinct.cast(pl.String).arg_sort()).to_numpy()
     table = np.zeros(int(in_order.max()) + 1, dtype=np.uint64)
     table[in_order] = np.arange(len(in_order), dtype=np.uint64)
-    return table[physical.to_numpy()]
+    return cat.to_physical().to_numpy(), table
 
 
 def score_order(frame: pl.DataFrame):
-    """The permutation (numpy indices) that sorts the rows by query, score descending, then chunk id descending:
-    trec_eval's rule. polars' sort by those three columns encodes every row as bytes and sorts those (0.16 s
-    of a million-row run); here two numpy sorts of one u64 key each do it: the scores' dense rank (descending),
-    then (query, that rank). Rows still tied after that share a query and a score: only those are sorted
-    again, with their chunk ids. In-place steps keep the numpy temporaries to a few arrays of 8 bytes a row."""
+    """(order, rank): the permutation (numpy indices) that sorts the rows by query, score descending, then chunk
+    id descending — trec_eval's rule — and each sorted row's rank in its query (numpy u32).
+
+    polars' sort by those three columns encodes every row as bytes and sorts those (0.16 s of a million-row
+    run); here two numpy sorts of one u64 key each do it: the scores' dense rank (descending), then (query,
+    that rank). Rows still tied after that share a query and a score: only those are sorted again, with their
+    chunk ids. The steps work in place in three arrays of 8 bytes a row (allocations that are freed and made
+    again cost page faults, and stay resident for a while in polars' allocator)."""
     import numpy as np
 
     n = frame.height
-    if n < 2:
-        return np.zeros(n, dtype=np.int64)
-    # +0.0 turns -0.0 into 0.0: equal scores, a tie for the chunk id (as in trec_eval, and polars' sort)
-    key = (frame.get_column("score").to_numpy() + 0.0).view(np.uint64)
+    key = frame.get_column("score").to_numpy(writable=True)  # the process's own copy of the scores (f64)
+    key += 0.0  # -0.0 becomes 0.0: equal scores, a tie for the chunk id (as in trec_eval, and polars' sort)
+    key = key.view(np.uint64)
     # a key that sorts ascending as the scores sort descending: a positive score's bits xor 0x7FF…F (it falls
     # as the score grows, below 2^63), a negative score's bits as they are (they grow as the score falls)
-    flip = key >> np.uint64(63)
-    flip -= np.uint64(1)
-    flip >>= np.uint64(1)
-    key ^= flip
-    del flip
+    np.bitwise_xor(key, np.uint64(0x7FFF_FFFF_FFFF_FFFF), out=key, where=key < np.uint64(1 << 63))
     by_score = np.argsort(key)
-    dense = key[by_score]
-    steps = dense[1:] != dense[:-1]
-    dense[0] = 0
-    np.cumsum(steps, dtype=np.uint64, out=dense[1:])
+    spare = np.take(key, by_score)
+    steps = spare[1:] != spare[:-1]
+    spare[0] = 0
+    np.cumsum(steps, dtype=np.uint64, out=spare[1:])
     del steps
-    key[by_score] = dense  # the dense rank: fewer than 2^32 distinct scores, as rows are fewer than 2^32
-    del by_score, dense
-    codes = query_codes(frame.get_column("query_id"))
-    codes <<= np.uint64(32)
-    key |= codes
+    key[by_score] = spare  # the scores' dense rank: fewer than 2^32 distinct, as rows are fewer than 2^32
+    del by_score
+    codes, table = _query_codes(frame.get_column("query_id"))
+    table <<= np.uint64(32)
+    np.take(table, codes, out=spare)
     del codes
+    key |= spare
     order = np.argsort(key)
-    key = key[order]
-    tied = key[1:] == key[:-1]
+    ordered = np.take(key, order, out=spare)
+    del key
+    tied = ordered[1:] == ordered[:-1]
     if tied.any():
         stretch = np.zeros(n, dtype=bool)
         stretch[:-1] = tied
         stretch[1:] |= tied
         where = np.flatnonzero(stretch)
-        del stretch, tied
+        del stretch
         rows = order[where]
-        ties = pl.DataFrame({"key": key[where], "chunk_id": frame.get_column("chunk_id").gather(rows)})
+        ties = pl.DataFrame({"key": ordered[where], "chunk_id": frame.get_column("chunk_id").gather(rows)})
         within = ties.select(pl.arg_sort_by(["key", "chunk_id"], descending=[False, True])).to_series()
         order[where] = rows[within.to_numpy()]
-    return order
+        del ties, within, rows, where
+    del tied
+    # rank: 1, 2, … inside each query's stretch of the sorted keys (a stretch starts where its code does)
+    firsts = np.arange(int(table.max() >> np.uint64(32)) + 1, dtype=np.uint64) << np.uint64(32)
+    starts = np.searchsorted(ordered, firsts)
+    del ordered, spare
+    rank = np.ones(n, dtype=np.uint32)
+    # at each stretch's start, 1 minus the length of the one before: the running sum starts again at 1
+    rank[starts[1:]] = (1 - np.diff(starts)).astype(np.uint32)
+    np.cumsum(rank, dtype=np.uint32, out=rank)
+    return order, rank
 
 
 def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> pl.DataFrame:
@@ -246,12 +259,12 @@ def _may_repeat(frame: pl.DataFrame) -> bool:
     import numpy as np
 
     queries = frame.get_column("query_id")
-    if queries.dtype == pl.Categorical:
-        queries = queries.to_physical().cast(pl.UInt64)
-    else:
-        queries = queries.hash(seed=_HASH_SEED)
-    pairs = frame.get_column("chunk_id").hash(seed=_HASH_SEED).to_numpy() ^ (
-        queries.to_numpy() * np.uint64(0x9E37_79B9_7F4A_7C15))
+    queries = queries.to_physical() if queries.dtype == pl.Categorical else queries.hash(seed=_HASH_SEED)
+    pairs = frame.get_column("chunk_id").hash(seed=_HASH_SEED).to_numpy(writable=True)
+    mixed = queries.to_numpy().astype(np.uint64)
+    mixed *= np.uint64(0x9E37_79B9_7F4A_7C15)
+    pairs ^= mixed
+    del mixed
     pairs.sort()
     return bool((pairs[1:] == pairs[:-1]).any())
 
