@@ -58,7 +58,8 @@ def test_replayed_run_is_saved_scored_logged_and_diffed(tmp_path, capsys, logged
     history = load_history(logged)
     assert [r.run for r in history.rows] == ["bm25", "replay"]
     row = history.rows[-1]
-    assert row.get("run_path") == str(saved)
+    # written relative to the history's folder, so it reads the same from any folder
+    assert row.get("run_path") == str(Path("runs") / saved.name) and history.run_file(row) == saved
     for name, value in json.loads(js)["runs"][0]["metrics"].items():
         assert row.metrics[name] == pytest.approx(value, abs=1e-9)
     # diffed against the last logged run: the same flips and p-values as `diff bm25 dense`
@@ -269,3 +270,40 @@ def test_a_run_line_the_run_reader_refuses_names_the_stdout_line_and_query(tmp_p
     assert code == 2 and "Traceback" not in err and "<input>" not in err, err
     assert "the retriever's stdout line 3 (the answer to query 'q03')" in err and "nothing was saved or logged" in err
     nothing_written(tmp_path, logged, 1)
+
+
+def test_the_last_logged_run_is_found_from_another_folder(tmp_path, capsys, monkeypatch):
+    """eval --log in the project folder with a relative run path, then `ragdiff run` from elsewhere: the row's
+    run_path is read from the history's folder, not from wherever the command runs."""
+    project = tmp_path / "project"
+    (project / "runs").mkdir(parents=True)
+    (project / "runs" / "bm25.jsonl").write_bytes((SAMPLE / "bm25.jsonl").read_bytes())
+    monkeypatch.chdir(project)
+    assert run_cli(capsys, "eval", "runs/bm25.jsonl", "--gold", GOLD, "--log", "history.csv")[0] == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", project / "history.csv", "--json", "--",
+                             *retriever("replay"))
+    assert code == 0, err
+    assert "not there any more" not in err
+    doc = json.loads(out)
+    assert Path(doc["against"]).resolve() == (project / "runs" / "bm25.jsonl").resolve()
+    assert doc["diff"] is not None
+
+
+def test_an_old_row_written_relative_to_where_eval_ran_is_still_found(tmp_path, capsys, monkeypatch):
+    """History files from before kept run_path as given (relative to the folder eval ran in): read from that
+    folder they still name their run."""
+    (tmp_path / "eval" / "runs").mkdir(parents=True)
+    (tmp_path / "eval" / "runs" / "bm25.jsonl").write_bytes((SAMPLE / "bm25.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(capsys, "eval", "eval/runs/bm25.jsonl", "--gold", GOLD, "--log", "eval/history.csv")[0] == 0
+    log = tmp_path / "eval" / "history.csv"
+    text = log.read_text()
+    written = load_history(log).rows[0].get("run_path")
+    log.write_text(text.replace(f",{written},", ",eval/runs/bm25.jsonl,"))  # as the old code wrote it
+    assert load_history(log).rows[0].get("run_path") == "eval/runs/bm25.jsonl"
+    code, out, err = run_cli(capsys, "run", GOLD, "--log", log, "--json", "--", *retriever("replay"))
+    assert code == 0, err
+    assert json.loads(out)["diff"] is not None and "not there any more" not in err

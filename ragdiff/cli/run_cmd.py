@@ -81,10 +81,11 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     gold = load_gold(args.gold, args.gold_format)
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
-    previous = None
+    previous = previous_file = None
     if args.log is not None and args.log.exists() and args.log.stat().st_size > 0:
         history = load_history(args.log)  # a broken history stops the run before the retriever is asked
         previous = history.rows[-1] if history.rows else None
+        previous_file = history.run_file(previous) if previous is not None else None
 
     queries = [Query(q, t if t is not None else q) for q, t in gold.queries.select("query_id", "text").iter_rows()]
     stamp = datetime.now(timezone.utc)
@@ -111,12 +112,13 @@ def run(args: argparse.Namespace) -> int:
     # what `-o` named may already hold a run: a refused run puts it back ("nothing was saved")
     before = target.read_bytes() if target.is_file() else None
     # `-o latest.jsonl` each time: the last logged run is this very file; read it before it is replaced
-    held = _last_run(args, previous) if before is not None and _same(previous, target) else None
+    held = _last_run(args, previous_file) if before is not None and _same(previous_file, target) else None
     write_file(target, answer.output)
     try:
         try:
             ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning,
-                                                             previous, name, stamp, len(queries), held)
+                                                             previous, previous_file, name, stamp, len(queries),
+                                                             held)
         except BaseException:
             # anything that stops us before the row is logged takes the saved run with it, so a run under
             # runs/ is always one the history logged
@@ -202,26 +204,22 @@ def _default_name(command: list[str]) -> str:
     return Path(command[0]).stem or "run"
 
 
-def _same(previous, target: Path) -> bool:
-    """Is the last logged run the file this run is saved to?"""
+def _same(old: Path | None, target: Path) -> bool:
+    """Is the last logged run (its file, History.run_file) the file this run is saved to?"""
     import os
 
-    if previous is None or not previous.get("run_path"):
-        return False
-    old = Path(previous.get("run_path"))
-    return old.is_file() and target.is_file() and os.path.samefile(old, target)
+    return old is not None and old.is_file() and target.is_file() and os.path.samefile(old, target)
 
 
-def _last_run(args, previous):
-    """The last logged run, read now (as _score_and_log reads it)."""
+def _last_run(args, old_path: Path):
+    """The last logged run (its file, History.run_file), read now (as _score_and_log reads it)."""
     from ragdiff.core.runs import load_run
 
-    old_path = Path(previous.get("run_path"))
     return load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
 
 
-def _score_and_log(args, target: Path, answer, gold, settings, warning, previous, name: str, stamp, n_queries: int,
-                   held=None):
+def _score_and_log(args, target: Path, answer, gold, settings, warning, previous, previous_file, name: str, stamp,
+                   n_queries: int, held=None):
     """Read the saved run back, score it, diff it against the last logged run (`held`: read before the new
     run replaced its file), then log it."""
     from ragdiff.cli.common import check_run_matches_corpus
@@ -258,12 +256,12 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     failures: list[str] = []
     against = None
     if previous is not None:
-        old_path = Path(previous.get("run_path"))
+        old_path = previous_file if previous_file is not None else Path(previous.get("run_path"))
         if held is None and not old_path.is_file():
             warn(f"warning: the last logged run {previous.run} ({old_path}, {args.log} line {previous.line}) is "
                  "not there any more: no diff")
         else:
-            old = held if held is not None else _last_run(args, previous)
+            old = held if held is not None else _last_run(args, old_path)
             if old.name == target.stem:
                 old.name = f"{old.name} (before)"
             new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)

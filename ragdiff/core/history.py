@@ -45,6 +45,27 @@ class History:
     def run_names(self) -> list[str]:
         return list(dict.fromkeys(r.run for r in self.rows))
 
+    def run_file(self, row: HistoryRow) -> Path | None:
+        """The run file a row names, wherever the command runs: run_path is written relative to the history's
+        folder (stored_path); a row from before that was written relative to the folder `eval --log` ran in,
+        so when the history's folder has no such file and this folder has, that one is it."""
+        written = row.get("run_path")
+        if not written:
+            return None
+        path = Path(written)
+        if path.is_absolute():
+            return path
+        beside = self.path.parent / path
+        return path if not beside.exists() and path.exists() else beside
+
+
+def stored_path(path: Path, history: Path) -> str:
+    """How a row writes a file's path: relative to the history's folder when the file is under it (the history
+    and its runs/ move together, as in a repo), else absolute; either way it reads the same from any folder."""
+    full = Path(os.path.abspath(path))
+    base = Path(os.path.abspath(history)).parent
+    return str(full.relative_to(base)) if full.is_relative_to(base) else str(full)
+
 
 def _number(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -52,14 +73,14 @@ def _number(value: float | None) -> str:
     return format(float(value), ".10g")
 
 
-def _row_for(ev: RunEval, gold: Gold, gold_sha: str, corpus_sha: str, when: str) -> dict[str, str]:
+def _row_for(ev: RunEval, gold: Gold, gold_sha: str, corpus_sha: str, when: str, history: Path) -> dict[str, str]:
     s = ev.settings
     row = {
         "when": when,
         "run": ev.run.name,
-        "run_path": str(ev.run.path),
+        "run_path": stored_path(ev.run.path, history),
         "run_sha256": file_sha256(ev.run.path),
-        "gold": str(gold.path),
+        "gold": stored_path(gold.path, history),
         "gold_sha256": gold_sha,
         "corpus_sha256": gold.corpus_sha256 or "",
         "corpus_file_sha256": corpus_sha,
@@ -87,7 +108,7 @@ def append_runs(path: str | Path, evals: list[RunEval], gold: Gold, corpus: str 
     stamp = (when or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="seconds")
     gold_sha = gold.sha256()
     corpus_sha = file_sha256(Path(corpus)) if corpus is not None and Path(corpus).is_file() else ""
-    new_rows = [_row_for(ev, gold, gold_sha, corpus_sha, stamp) for ev in evals]
+    new_rows = [_row_for(ev, gold, gold_sha, corpus_sha, stamp, path) for ev in evals]
     new_metrics = list(dict.fromkeys(name for ev in evals for name in ev.means))
 
     exists = path.exists() and path.stat().st_size > 0
