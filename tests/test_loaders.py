@@ -228,3 +228,32 @@ def test_a_text_two_queries_share_is_no_alias_for_either(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["queries"]["not_in_gold"]["run"] == ["same words"]
     assert sorted(doc["queries"]["missing_from_run"]["run"]) == ["a1", "a2"]
+
+
+def _beir(tmp_path, queries: str):
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "queries.jsonl").write_text(queries)
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ta\t1\nq2\tb\t1\n")
+    return beir
+
+
+def test_beir_query_without_text_has_no_text(tmp_path):
+    """`"text": null` (or no text) is a query without text, as BEIR reads it (None), never the text 'None'."""
+    gold = load_gold(_beir(tmp_path, '{"_id": "q1", "text": null}\n{"_id": "q2"}\n'))
+    assert gold.text_of("q1") is None and gold.text_of("q2") is None
+
+
+@pytest.mark.parametrize("lines, line, words", [
+    ('{"_id": "q1", "text": 3}\n', 1, "text"),
+    ('{"_id": "q1", "text": ["a"]}\n', 1, "text"),
+    ('{"_id": null, "text": "x"}\n', 1, "_id"),
+    ('{"_id": true, "text": "x"}\n', 1, "_id"),
+    ('{"_id": "q1", "text": "x"}\n{"_id": "q1", "text": "y"}\n', 2, "twice"),
+])
+def test_beir_queries_read_differently_from_written_are_refused(tmp_path, lines, line, words):
+    beir = _beir(tmp_path, lines)
+    with pytest.raises(InputError) as caught:
+        load_gold(beir)
+    assert caught.value.path == str(beir / "queries.jsonl") and caught.value.line == line
+    assert words in caught.value.message

@@ -359,12 +359,15 @@ class BeirDoc(QrelsDoc):
         return None
 
 
-def read_beir_queries(folder: Path) -> dict[str, str]:
-    """_id -> text from a BEIR folder's queries.jsonl (none when there is no such file)."""
+def read_beir_queries(folder: Path) -> dict[str, str | None]:
+    """_id -> text from a BEIR folder's queries.jsonl (none when there is no such file). A text that is null or
+    missing is no text (None, as BEIR's loader reads it); an _id is a string or a whole number; anything else,
+    or an _id twice, is refused with its line rather than read as something it does not say."""
     from ragdiff.core.errors import InputError
     from ragdiff.core.textio import read_text
 
-    texts: dict[str, str] = {}
+    texts: dict[str, str | None] = {}
+    lines: dict[str, int] = {}
     queries_path = folder / "queries.jsonl"
     if not queries_path.exists():
         return texts
@@ -377,5 +380,15 @@ def read_beir_queries(folder: Path) -> dict[str, str]:
             raise InputError(queries_path, f"invalid JSON ({err.msg}); expected {{\"_id\", \"text\"}}", number) from None
         if not isinstance(record, dict) or "_id" not in record:
             raise InputError(queries_path, "expected {\"_id\", \"text\"} on each line", number)
-        texts[str(record["_id"])] = str(record.get("text", ""))
+        qid, text = record["_id"], record.get("text")
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+            raise InputError(queries_path, f"_id is {json.dumps(qid)}; expected a string (or a whole number)", number)
+        if text is not None and not isinstance(text, str):
+            raise InputError(queries_path, f"text is {json.dumps(text)}; expected a string or null", number)
+        qid = str(qid)
+        if qid in lines:
+            raise InputError(queries_path, f"query {qid!r} is there twice (lines {lines[qid]} and {number}); "
+                                           "expected one line per query", number)
+        lines[qid] = number
+        texts[qid] = text
     return texts
