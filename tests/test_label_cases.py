@@ -192,6 +192,19 @@ def test_huge_grade_is_refused_before_saving(tmp_path):
     ("queries:\n  - id: q1\n    gold: {a: 1, a: 2}\n", 3),
     ("q1: [a]\nq1: [b]\n", 2),
     ('{"queries": [{"id": "q1", "gold": {"a": 1e400}}]}', 1),
+    # read differently from what was written, silently, until they were refused
+    ("queries:\n  - id: q1\n    not_relevant: {c: 3}\n", 3),  # the 3 was dropped (grade 0)
+    ("queries:\n  - id: q1\n    not_relevant: [a, {c: 1}]\n", 3),
+    ("queries:\n  - id: q1\n    gold: [a]\n    evidence: {c: 0}\n", 4),  # scored as evidence 1
+    ("corpus: [a]\nqueries:\n  - id: q1\n    gold: [a]\n", 1),  # no corpus at all
+    ("corpus: {path: c.jsonl, sha: 3f9a}\nqueries:\n  - id: q1\n    gold: [a]\n", 1),  # sha256 misspelt
+    ("corpus: {path: [c.jsonl]}\nqueries:\n  - id: q1\n    gold: [a]\n", 1),
+    ("corpus: {sha256: 3f9a}\nqueries:\n  - id: q1\n    gold: [a]\n", 1),
+    ("queries:\n  - id: q1\n    gold: [a]\n    not-relevant: [b]\n", 4),  # a section misspelt: b unjudged
+    ("queries:\n  - id: q1\n    golds: [a]\n", 3),  # q1 read as unanswerable
+    ("corpus: c.jsonl\nqueries:\n  - id: q1\n    gold: [a]\nquery:\n  - id: q2\n    gold: [b]\n", 5),
+    ('{"queries": [{"id": "q1", "gold": ["a"], "not_relevant": {"c": 2}}]}', 1),
+    ('{"corpus": ["c.jsonl"], "queries": [{"id": "q1", "gold": ["a"]}]}', 1),
 ])
 def test_bad_label_files_exit_2_with_file_and_line_and_the_writer_refuses_them_too(tmp_path, text, line, capsys):
     path = tmp_path / ("gold.json" if text.startswith("{") else "gold.yaml")
@@ -298,3 +311,15 @@ def test_file_level_edits_after_marks_in_the_same_session_land_where_they_belong
         "  - id: q3\n    text: a new one\n")
     lf.apply(Mark("q3", "d", "gold"))
     assert judged(path)[("q3", "d")] == ("gold", 1)
+
+
+def test_a_misspelt_key_is_named_with_what_it_reads_like_and_a_key_of_ones_own_is_kept(tmp_path, capsys):
+    path = tmp_path / "gold.yaml"
+    path.write_text("queries:\n  - id: q1\n    gold: [a]\n    not-relevant: [b]\n")
+    code, err = eval_exit(tmp_path, path, capsys)
+    assert code == 2 and "'not-relevant'" in err and "is it not_relevant misspelt?" in err
+    path.write_text("queries:\n  - id: q1\n    gold: [a]\n    notes: ask ana\n    owner: ana\n")
+    assert judged(path) == {("q1", "a"): ("gold", 1)}
+    path.write_text("corpus: {path: c.jsonl, sha: 3f9a}\nqueries:\n  - id: q1\n    gold: [a]\n")
+    code, err = eval_exit(tmp_path, path, capsys)
+    assert code == 2 and "'sha'" in err and "expected one of path, sha256" in err

@@ -97,6 +97,11 @@ def is_label_file(root, json_style: bool) -> bool:
     return False
 
 
+# every key the reader reads (a key of the file's own is kept, unless it reads like one of these: _known_keys)
+_TOP_KEYS = ("corpus", "queries")
+_QUERY_KEYS = ("id", "text", *vocab.SECTIONS, "tags", "regression", "retrieval", "reviewed")
+_CORPUS_KEYS = ("path", "sha256")
+
 # the sections a mark edits: a person's judgment moves a chunk out of `drafted:` too
 _SECTION_NAMES = frozenset([*(n for n, _ in SECTIONS), vocab.DRAFTED])
 
@@ -126,13 +131,9 @@ class YamlLabelDoc(LabelDoc):
         key, queries = top["queries"]
         if queries.__class__ is not SequenceNode:
             raise self.error('"queries" must be a list of {id, text, gold}', self.line_of(key.start_mark.index))
+        self._known_keys(root, _TOP_KEYS, "the label file", near=0.6)  # `query:` is 0.67 like `queries`
         if "corpus" in top:
-            corpus = top["corpus"][1]
-            if corpus.__class__ is MappingNode:
-                fields = {k.value: scalar_text(v) for k, v in corpus.value if k.__class__ is ScalarNode}
-                self.corpus = (fields.get("path"), fields.get("sha256"))
-            elif corpus.__class__ is ScalarNode:
-                self.corpus = (scalar_text(corpus), None)
+            self.corpus = self._read_corpus(*top["corpus"])
         seen: dict[str, int] = {}
         line_of = self.line_of
         for position, entry in enumerate(queries.value):
@@ -141,6 +142,7 @@ class YamlLabelDoc(LabelDoc):
                 found = f"{entry.value!r:.40}" if entry.__class__ is ScalarNode else "a list"
                 raise self.error(f"query {position + 1}: expected a map with text and gold, found {found}", at)
             check_unique_here(self, entry)
+            self._known_keys(entry, _QUERY_KEYS, f"query {position + 1}")
             keys = {k.value: (k, v) for k, v in entry.value if k.__class__ is ScalarNode}
             if "id" in keys:
                 node = keys["id"][1]
@@ -173,9 +175,13 @@ class YamlLabelDoc(LabelDoc):
                 k, v = keys[name]
                 for chunk, grade, line in read_chunks(self, v, f"query {qid!r} {name}", default,
                                                       line_of(k.start_mark.index)):
-                    if name == vocab.GOLD and grade < 1:  # the writer's rule too (LabelFile refuses gold 0)
-                        raise self.error(f"query {qid!r} gold {chunk!r}: grade {grade} is not gold; expected 1 or "
-                                         "more (a chunk judged not relevant goes under not_relevant)", line)
+                    if name != vocab.NOT_RELEVANT and grade < 1:  # the writer's rule too (LabelFile refuses gold 0)
+                        raise self.error(f"query {qid!r} {name} {chunk!r}: grade {grade} is not {name}; expected 1 "
+                                         "or more (a chunk judged not relevant goes under not_relevant)", line)
+                    if name == vocab.NOT_RELEVANT and grade != 0:  # it is read as 0: a 3 would be dropped
+                        raise self.error(f"query {qid!r} not_relevant {chunk!r}: grade {grade}; a chunk judged not "
+                                         "relevant has grade 0 (write it as a plain id; a graded answer goes under "
+                                         "gold)", line)
                     if chunk in held:
                         self.add(qid, chunk, name, grade, line)  # raises: labelled twice
                     held[chunk] = (name, 0 if name == vocab.NOT_RELEVANT else grade, line)
@@ -187,6 +193,43 @@ class YamlLabelDoc(LabelDoc):
                 self.retrieval[qid] = self._read_flag(qid, "retrieval", *keys["retrieval"])
             if "reviewed" in keys:
                 self.reviewed[qid] = self._read_date(qid, "reviewed", *keys["reviewed"])
+
+    def _known_keys(self, node, known: tuple[str, ...], what: str, own_keys: bool = True, near: float = 0.8) -> None:
+        """A key the reader does not read is skipped: a key of the file's own (`notes:`, `owner:`) is kept as
+        written, but a misspelt one (`not-relevant:`, `golds:`, `query:`) would leave its chunks unread and the
+        file scored as if they were not there, so a key that is not one of `known` yet reads like one is
+        refused (`near`: how alike, difflib's ratio). own_keys=False: every key must be one of `known`."""
+        from difflib import get_close_matches
+
+        for k, _ in node.value:
+            if k.__class__ is not ScalarNode or k.value in known:
+                continue
+            name = k.value.strip().lower().replace("-", "_").replace(" ", "_")
+            like = [name] if name in known else get_close_matches(name, known, n=1, cutoff=near)
+            if like or not own_keys:
+                said = f" (is it {like[0]} misspelt?)" if like else ""
+                raise self.error(f"{what}: unknown key {_found(k)}{said}; expected one of {', '.join(known)}"
+                                 + ("; a key of your own is kept as written but must not read like one of them"
+                                    if own_keys else ""), self.line_of(k.start_mark.index))
+
+    def _read_corpus(self, key, value) -> tuple[str | None, str | None]:
+        """`corpus: {path: P, sha256: S}` (sha256 optional), or `corpus: P`; a null is no corpus."""
+        line = self.line_of(value.start_mark.index)
+        expected = "expected {path: corpus.jsonl, sha256: …} or a path"
+        if value.__class__ is ScalarNode:
+            return scalar_text(value), None
+        if value.__class__ is not MappingNode:
+            raise self.error(f"corpus: found {_found(value)}; {expected}", line)
+        check_unique_here(self, value)
+        self._known_keys(value, _CORPUS_KEYS, "corpus", own_keys=False)
+        fields = {k.value: v for k, v in value.value}
+        for name, node in fields.items():
+            if node.__class__ is not ScalarNode or not (scalar_text(node) or "").strip():
+                raise self.error(f"corpus {name}: found {_found(node) if node.__class__ is not ScalarNode else 'nothing'}"
+                                 f"; {expected}", self.line_of(node.start_mark.index))
+        if "path" not in fields:
+            raise self.error(f"corpus: no path; {expected}", line)
+        return scalar_text(fields["path"]), scalar_text(fields["sha256"]) if "sha256" in fields else None
 
     def _read_drafts(self, qid: str, key, value) -> None:
         """`drafted: {chunk: grade}`: a model's proposals, held apart from the judgments (never scored)."""
