@@ -161,3 +161,28 @@ def test_sparkline():
     assert sparkline([None, 1.0, 0.0]) == " █▁"
     assert sparkline([0.5], lo=0.0, hi=1.0) == "▅"
     assert sparkline([]) == ""
+
+
+def test_the_gold_hash_of_a_beir_folder_is_its_labels_and_queries_only(tmp_path):
+    """history flags a drop across a gold change by gold_sha256: a BEIR folder's gold set is the qrels split read
+    and queries.jsonl; the corpus (hashed on its own), the label journal and the other splits are not it."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.journal import journal_path
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "hello"}\n')
+    (beir / "corpus.jsonl").write_text('{"_id": "a", "text": "alpha"}\n')
+    qrels = beir / "qrels" / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\ta\t1\n")
+    first = load_gold(beir).sha256()
+    assert load_gold(qrels, "beir").sha256() == first  # the same gold set named by its split file
+    (beir / "corpus.jsonl").write_text('{"_id": "a", "text": "alpha, edited"}\n')
+    journal_path(qrels).write_text("{}\n")
+    (beir / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\nq9\tz\t1\n")
+    assert load_gold(beir).sha256() == first
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "hello there"}\n')
+    second = load_gold(beir).sha256()
+    assert second != first
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\ta\t2\n")
+    assert load_gold(beir).sha256() not in (first, second)

@@ -87,7 +87,24 @@ class Gold:
         return {t: q for t, q in zip(pairs["text"], pairs["query_id"]) if t not in ids and t not in shared}
 
     def sha256(self) -> str:
-        return file_sha256(self.path)
+        """What history compares to tell "the gold set changed": the file read; for BEIR the qrels split read
+        and the folder's queries.jsonl (the texts the queries are asked by) — not the corpus (hashed on its
+        own), the label journal or the other splits. One file hashes as its bytes (as before: a history's
+        older rows still compare equal); several as each one's name, size and bytes."""
+        if self.format != "beir":
+            return file_sha256(self.path)
+        where = locate(self.path, "beir")
+        files = [where.file]
+        if where.folder is not None and (where.folder / "queries.jsonl").is_file():
+            files.append(where.folder / "queries.jsonl")
+        if len(files) == 1:
+            return file_sha256(files[0])
+        digest = hashlib.sha256()
+        for file in files:
+            data = file.read_bytes()
+            digest.update(f"{file.name}\0{len(data)}\0".encode())
+            digest.update(data)
+        return digest.hexdigest()
 
     def with_drafts_as_labels(self) -> Gold:
         """The gold set as if a person had accepted every draft: a drafted grade >= 1 becomes gold at that
@@ -122,13 +139,11 @@ class Gold:
 
 
 def file_sha256(path: Path) -> str:
+    """The sha256 of one file's bytes (a run, a corpus, a gold file)."""
     digest = hashlib.sha256()
-    path = Path(path)
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        with file.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()
 
 
