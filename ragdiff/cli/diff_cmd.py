@@ -98,7 +98,7 @@ def _same_file(a: Path, b: Path) -> bool:
 def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEval], Gold]:
     """Load, evaluate and compare every run with the baseline: the diffs, the document every output renders,
     the evaluations (baseline first) and the gold set."""
-    threads = 2 if _one_blas_thread() else 1
+    threads = 2 if one_blas_thread() else 1
     from ragdiff.core import report
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.metrics import evaluate
@@ -124,7 +124,7 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")
 
 
-def _one_blas_thread() -> bool:
+def one_blas_thread() -> bool:
     """Load numpy with its BLAS at one thread per call, so that `compare` may run its own two threads (OpenBLAS's
     threads spin after every product and would take the cores from them: several times slower, measured). The variables are
     put back once numpy is loaded (BLAS reads them then), so nothing this process starts inherits them. False
@@ -142,7 +142,7 @@ def _one_blas_thread() -> bool:
     return _PINNED
 
 
-_PINNED: bool | None = None  # whether `_one_blas_thread` loaded numpy itself
+_PINNED: bool | None = None  # whether `one_blas_thread` loaded numpy itself
 
 
 def gate(diffs: list[Diff]) -> list[str]:
@@ -153,7 +153,7 @@ def gate(diffs: list[Diff]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    _one_blas_thread()  # before anything loads numpy (the report does)
+    one_blas_thread()  # before anything loads numpy (the report does)
     from ragdiff.core import report
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
 

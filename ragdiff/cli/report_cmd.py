@@ -26,6 +26,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    diff_cmd.one_blas_thread()  # before anything loads numpy: compare_all may then run its two threads
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.html_report import render
     from ragdiff.core.report import page_data
