@@ -186,3 +186,31 @@ def test_the_gold_hash_of_a_beir_folder_is_its_labels_and_queries_only(tmp_path)
     assert second != first
     qrels.write_text("query-id\tcorpus-id\tscore\nq1\ta\t2\n")
     assert load_gold(beir).sha256() not in (first, second)
+
+
+def test_a_drop_is_only_against_a_row_scored_the_same_way(tmp_path, capsys):
+    """--threshold 2 (or --level, --gain) scores the same run by other rules: lower numbers there are not a
+    drop of the run."""
+    log = tmp_path / "history.csv"
+    gold = tmp_path / "gold.yaml"
+    gold.write_text("q1: {a: 2, b: 1}\nq2: {c: 2, d: 1}\n")
+    run = tmp_path / "run.jsonl"
+    run.write_text('{"query_id": "q1", "results": ["b", "a"]}\n{"query_id": "q2", "results": ["c", "d"]}\n')
+    scoring = ["--gold", gold, "-k", "1", "--depth", "2", "--metrics", "recall@1,mrr", "--log", log]
+    assert run_cli(capsys, "eval", run, *scoring)[0] == 0
+    assert run_cli(capsys, "eval", run, *scoring, "--threshold", "2")[0] == 0
+    history = load_history(log)
+    first, second = history.rows
+    assert second.metrics["recall@1"] < first.metrics["recall@1"]  # lower, by another rule
+    assert drops(history) == []
+    assert run_cli(capsys, "eval", run, *scoring, "--threshold", "2")[0] == 0  # as row 2 again: nothing fell
+    assert drops(load_history(log)) == []
+    run.write_text('{"query_id": "q1", "results": ["b", "a"]}\n{"query_id": "q2", "results": ["x", "c"]}\n')
+    assert run_cli(capsys, "eval", run, *scoring)[0] == 0  # against row 1, scored the same way: a drop
+    assert [(d.previous.line, d.metric) for d in drops(load_history(log))] == [(2, "recall@1"), (2, "mrr")]
+
+
+def test_a_history_that_cannot_be_written_is_bad_input(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    code, out, err = run_cli(capsys, "eval", DATA / "lesson_a.json", *LESSON, "--log", tmp_path / "file" / "h.csv")
+    assert code == 2 and "Traceback" not in err and "h.csv" in err and f"{tmp_path / 'file'} is a file" in err

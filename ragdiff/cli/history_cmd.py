@@ -119,7 +119,8 @@ def print_history(history: History) -> None:
 
     console.print()
     if dropped:
-        console.print(Text(f"Drops from the run's previous row: {len(dropped)}", style="bold red"))
+        console.print(Text(f"Drops from the run's previous row scored the same way: {len(dropped)}",
+                           style="bold red"))
         for d in dropped:
             line = Text(f"  {d.row.when.strftime('%Y-%m-%d %H:%M')} ")
             line.append(visible(d.row.run))
@@ -132,4 +133,4 @@ def print_history(history: History) -> None:
             console.print(Text("  A drop across a gold-file change may be the labels', not the retriever's.",
                                style="dim"), soft_wrap=True)
     else:
-        console.print(Text("No drop from any run's previous row."))
+        console.print(Text("No drop from any run's previous row scored the same way."))

@@ -22,6 +22,7 @@ from ragdiff.core.metrics import RunEval, parse_metric
 FIXED_COLUMNS = ("when", "run", "run_path", "run_sha256", "gold", "gold_sha256", "corpus_sha256",
                  "corpus_file_sha256", "queries_scored", "unanswerable", "k", "depth", "threshold", "level", "gain")
 _INT_COLUMNS = ("queries_scored", "unanswerable", "k", "depth", "threshold")
+_SCORED_BY = ("k", "depth", "threshold", "level", "gain")  # the settings two rows must share to be compared
 
 
 @dataclass
@@ -111,6 +112,15 @@ def append_runs(path: str | Path, evals: list[RunEval], gold: Gold, corpus: str 
     new_rows = [_row_for(ev, gold, gold_sha, corpus_sha, stamp, path) for ev in evals]
     new_metrics = list(dict.fromkeys(name for ev in evals for name in ev.means))
 
+    try:
+        _append(path, new_rows, new_metrics)
+    except OSError as err:  # a folder that is a file, no permission, a full disk: bad input, not a traceback
+        why = (f"{err.filename} is a file; expected a folder to keep the history in"
+               if isinstance(err, (FileExistsError, NotADirectoryError)) and err.filename else err.strerror or err)
+        raise InputError(path, f"cannot write the history: {why}; nothing was logged") from None
+
+
+def _append(path: Path, new_rows: list[dict[str, str]], new_metrics: list[str]) -> None:
     exists = path.exists() and path.stat().st_size > 0
     if not exists:
         header = list(FIXED_COLUMNS) + new_metrics
@@ -245,11 +255,12 @@ class Drop:
 
 
 def drops(history: History, tolerance: float = 1e-9) -> list[Drop]:
-    """Each metric that fell from the previous row of the same run (and the same k and depth)."""
-    last: dict[tuple[str, str, str], HistoryRow] = {}
+    """Each metric that fell from the previous row of the same run scored the same way (k, depth, threshold,
+    level and gain: another threshold or level is another rule, and its lower numbers are no drop)."""
+    last: dict[tuple[str, ...], HistoryRow] = {}
     out: list[Drop] = []
     for row in history.rows:
-        key = (row.run, row.get("k"), row.get("depth"))
+        key = (row.run, *(row.get(c).strip() for c in _SCORED_BY))
         prev = last.get(key)
         if prev is not None:
             for name in history.metric_names:
