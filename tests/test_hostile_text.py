@@ -78,3 +78,24 @@ def test_label_commands_print_ids_and_texts_literally(hostile, capsys):
     out = capsys.readouterr().out
     assert_literal(out)
     assert "␛[31mred" in out and "c␛[31mx" in out
+
+
+def test_history_shows_the_hashes_it_reads_literally(hostile, tmp_path, capsys):
+    """The history's hash columns are text from the file too (a hand-edited or hostile history)."""
+    gold, run_a, _ = hostile
+    log = tmp_path / "history.csv"
+    assert main(["eval", str(run_a), "--gold", str(gold), "--log", str(log)]) == 0
+    text = log.read_text()
+    from ragdiff.core.history import load_history
+
+    row = load_history(log).rows[0]
+    log.write_text(text.replace(row.get("run_sha256"), "\x1b[2J\x1b[31mxx").replace(row.get("gold_sha256"), "\x07\x1b]0;t"))
+    capsys.readouterr()
+    assert main(["history", str(log)]) == 0
+    assert_literal(capsys.readouterr().out)
+
+
+def test_zero_width_characters_that_hide_are_visible():
+    """Two ids that differ by a zero-width no-break space or word joiner must not look the same."""
+    for code in (0xFEFF, 0x2060, 0x061C):
+        assert visible(f"a{chr(code)}b") == f"a<U+{code:04X}>b"

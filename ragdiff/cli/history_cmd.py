@@ -81,10 +81,10 @@ def print_history(history: History) -> None:
     previous_gold: str | None = None
     for row in history.rows:
         when = row.when.strftime("%Y-%m-%d %H:%M")
-        gold = row.get("gold_sha256")[:7]
+        gold = visible(row.get("gold_sha256")[:7])  # text from the file, as every cell here
         gold_text = Text(gold, style="yellow" if previous_gold is not None and gold != previous_gold else "")
         previous_gold = gold
-        cells = [Text(when), Text(visible(row.run)), Text(row.get("run_sha256")[:7]), gold_text, Text(row.get("queries_scored")),
+        cells = [Text(when), Text(visible(row.run)), Text(visible(row.get("run_sha256")[:7])), gold_text, Text(row.get("queries_scored")),
                  Text(f"{row.get('k')}/{row.get('depth')}")]
         for name in metrics:
             value = row.metrics.get(name)
