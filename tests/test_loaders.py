@@ -257,3 +257,11 @@ def test_beir_queries_read_differently_from_written_are_refused(tmp_path, lines,
         load_gold(beir)
     assert caught.value.path == str(beir / "queries.jsonl") and caught.value.line == line
     assert words in caught.value.message
+
+
+def test_corpus_chunk_with_null_text_has_no_text_not_the_word_none(tmp_path):
+    p = tmp_path / "corpus.jsonl"
+    p.write_text('{"id": "a", "text": null, "title": null}\n{"id": "b", "title": "B"}\n')
+    corpus = Corpus(p)
+    assert corpus.get("a").text == "" and corpus.get("a").title is None
+    assert corpus.get("b").text == "" and corpus.get_many(["a"])["a"].text == ""

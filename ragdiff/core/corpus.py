@@ -84,8 +84,8 @@ class Corpus:
             raise InputError(self.path, f"invalid JSON line ({err}); expected {{\"id\", \"text\"}}", number) from None
         if not isinstance(record, dict):
             raise InputError(self.path, "expected {\"id\", \"text\"} on each line", number)
-        title = record.get("title")
-        return Chunk(id=chunk_id, text=str(record.get("text", "")), title=None if title is None else str(title))
+        text, title = record.get("text"), record.get("title")  # a null is no text (str() made it "None")
+        return Chunk(id=chunk_id, text="" if text is None else str(text), title=None if title is None else str(title))
 
     def get(self, chunk_id: str) -> Chunk | None:
         if chunk_id in self._cache:
