@@ -10,6 +10,8 @@ import shutil
 
 import pytest
 
+from conftest import settle
+
 SIZE = (140, 40)
 # DESIGN: usable from 80x24 up. Below 100 columns the run lists take turns (one run at a time).
 SIZES = [(80, 24), (100, 30), (140, 40), (200, 50)]
@@ -22,14 +24,9 @@ def lesson_app(lesson, k=3):
 
 
 async def _settle(pilot):
-    from textual.worker import WorkerCancelled
-
-    for _ in range(3):
-        try:
-            await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:
-            return
-        await pilot.pause()
+    # every worker to its own end (conftest.settle): this file's own wait stopped at the first cancelled one (a
+    # k scored ahead, replaced by a newer job), so a picture could be taken before the p-values were drawn
+    await settle(pilot)
 
 
 def sample_app(sample_runs, tmp_path):
