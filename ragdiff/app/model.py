@@ -324,7 +324,9 @@ class ReviewModel:
              "position": list(range(len(self._query_order)))},
             schema={"query_id": pl.String, "text": pl.String, "position": pl.Int64})
         # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
-        self._prepared = (prepare(self.run_a, gold, settings), prepare(self.run_b, gold, settings))
+        # without the unjudged rows `prepare` keeps for the upper bounds, which the screen does not show (an
+        # anti-join over every row down to depth: ~90 ms of loading at 10,000 queries)
+        self._prepared = tuple(prepare(run, gold, settings, unjudged_depth=0) for run in (self.run_a, self.run_b))
         self._curves = None
         judged = labels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
         self._unjudged = {side: self._unjudged_rows(frame, judged) for side, frame in self._frames.items()}
@@ -438,7 +440,7 @@ class ReviewModel:
         side = "a" if prepared.run is self.run_a else "b"
         start, n = self._index[side].get(qid, (0, 0))
         rows = self._frames[side].slice(start, n).select("query_id", "chunk_id", "score", "rank")
-        fresh = prepare(replace(prepared.run, frame=rows), one, self.settings)
+        fresh = prepare(replace(prepared.run, frame=rows), one, self.settings, unjudged_depth=0)
 
         def splice(old: pl.DataFrame, new: pl.DataFrame) -> pl.DataFrame:
             return pl.concat([old.filter(pl.col("query_id") != qid), new.select(old.columns)])
