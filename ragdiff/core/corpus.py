@@ -17,6 +17,7 @@ from ragdiff.core.textio import check_file
 
 # the id is found without parsing the whole line; the line is parsed only when its text is asked for
 _ID = re.compile(rb'"_?id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+_NUMBER_GOES_ON = (b".", b"e", b"E")  # `"id": 1.5` is not the id 1
 
 
 @dataclass(frozen=True)
@@ -42,18 +43,39 @@ class Corpus:
                 offset = 0
                 for number, line in enumerate(handle, start=1):
                     match = _ID.search(line)
-                    if match:
+                    if match and line.count(b'id"') == 1 and line[match.end():match.end() + 1] not in _NUMBER_GOES_ON:
                         raw = match.group(1)
                         try:
                             key = json.loads(raw.decode("utf-8")) if raw.startswith(b'"') else raw.decode()
                         except (UnicodeDecodeError, json.JSONDecodeError):
                             raise InputError(self.path, "the id is not a valid JSON string in UTF-8", number) from None
-                        offsets.setdefault(str(key), (offset, number))
+                    elif match:  # another "id" in the line (nested, or inside a text) or a number id read on
+                        key = self._top_level_id(line, number)
                     elif line.strip():
                         raise InputError(self.path, "expected {\"id\", \"text\"} on each line", number)
+                    else:
+                        offset += len(line)
+                        continue
+                    key = str(key)
+                    if key in offsets:
+                        raise InputError(self.path, f"chunk id {key!r} is on line {offsets[key][1]} and again here; "
+                                                    "expected each id once", number)
+                    offsets[key] = (offset, number)
                     offset += len(line)
             self._offsets = offsets
         return self._offsets
+
+    def _top_level_id(self, line: bytes, number: int) -> str:
+        """The line's own `id` (else `_id`), read by parsing it: what the quick search cannot be sure of."""
+        try:
+            record = json.loads(line.decode("utf-8-sig"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise InputError(self.path, f"invalid JSON line ({err}); expected {{\"id\", \"text\"}}", number) from None
+        key = record.get("id", record.get("_id")) if isinstance(record, dict) else None
+        if isinstance(key, bool) or not isinstance(key, (str, int)):
+            raise InputError(self.path, f"the id {key!r} is not a string or a whole number; expected "
+                                        "{\"id\", \"text\"} on each line", number)
+        return str(key)
 
     def __contains__(self, chunk_id: str) -> bool:
         return chunk_id in self.index()
