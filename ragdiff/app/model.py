@@ -19,8 +19,8 @@ from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
 from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
 from ragdiff.core import vocab
-from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, prepare,
-                                  recall_curve, score)
+from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, judged_pairs,
+                                  prepare, recall_curve, score)
 from ragdiff.core.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
@@ -328,7 +328,7 @@ class ReviewModel:
         # anti-join over every row down to depth: ~90 ms of loading at 10,000 queries)
         self._prepared = tuple(prepare(run, gold, settings, unjudged_depth=0) for run in (self.run_a, self.run_b))
         self._curves = None
-        judged = labels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+        judged = judged_pairs(labels)
         self._unjudged = {side: self._unjudged_rows(frame, judged) for side, frame in self._frames.items()}
         self._row_cache.clear()
         self._views.clear()
@@ -420,7 +420,7 @@ class ReviewModel:
         one = replace(self.gold, queries=self.gold.queries.filter(pl.col("query_id") == qid), judgments=mine)
         labels = self._labels(one)
         self._row_labels[qid] = self._labels_of(labels)
-        judged = labels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+        judged = judged_pairs(labels)
         for side in ("a", "b"):
             start, n = self._index[side].get(qid, (0, 0))
             if n:

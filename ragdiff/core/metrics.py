@@ -417,14 +417,19 @@ def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") ->
 def condensed(frame: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
     """The run's rows of judged chunks only (a grade >= 0), ranked again 1, 2, … in their order: trec_eval -J's
     condensed lists (Sakai), a standard answer to incomplete judgments. `frame` is ordered by (query, rank)."""
-    judged = qrels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
-    kept = frame.join(judged, on=["query_id", "chunk_id"], how="semi", maintain_order="left")
+    kept = rows_of_pairs(frame, judged_pairs(qrels))
     return kept.with_columns(pl.col("rank").rank("ordinal").over("query_id").cast(kept.schema["rank"]))
+
+
+def judged_pairs(judgments: pl.DataFrame) -> pl.DataFrame:
+    """query_id, chunk_id of the judged chunks: those with a grade >= 0 (a negative qrels grade is unjudged, as in
+    trec_eval)."""
+    return judgments.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
 
 
 def unjudged_rows(ranked: pl.DataFrame, qrels: pl.DataFrame, depth: int) -> pl.DataFrame:
     """query_id, chunk_id, rank of the chunks in the top `depth` that carry no judgment (no grade >= 0)."""
-    judged = qrels.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+    judged = judged_pairs(qrels)
     return (ranked.filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank")
             .join(judged, on=["query_id", "chunk_id"], how="anti"))
 
