@@ -139,6 +139,24 @@ def test_query_words_marked():
     assert marked == {"approves", "expenses"}
 
 
+def test_query_words_marked_on_the_texts_own_characters_when_folding_changes_length():
+    """ß folds to two letters, İ to two code points: the marks are the matched characters of the text."""
+    words = query_words("Refund at the STRASSE")
+    text = mark_words(literal("ßßßß İİ Straße: refunds at the straße"), words, "bold")
+    assert [text.plain[s.start:s.end] for s in sorted(text.spans, key=lambda s: s.start)] == \
+        ["Straße", "refunds", "straße"]
+
+
+def test_hits_snippet_marks_stay_on_the_match_after_control_characters_are_made_visible():
+    from ragdiff.app.judge import HitsScreen
+    from ragdiff.core.pool import Hit
+
+    snippet = "a\u202e\x9b refund"
+    line = HitsScreen._snippet(Hit("c1", None, snippet, 1, ((snippet.index("refund"), len(snippet)),)), "bold")
+    marked = [line.plain[s.start:s.end] for s in line.spans if s.style == "bold"]
+    assert marked == ["refund"] and "<U+202E>" in line.plain
+
+
 def test_corpus_index_reads_lines_on_demand(tmp_path):
     path = tmp_path / "corpus.jsonl"
     lines = [{"id": f"c{i}", "title": f"t{i}", "text": f"text {i}"} for i in range(1000)]

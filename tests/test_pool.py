@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pytest
 
 from ragdiff.core.gold import load_gold
 from ragdiff.core.pool import JudgeQueue, Position, add_flag, read_flags, search_corpus
@@ -105,3 +106,24 @@ def test_search_corpus_finds_words_a_json_writer_escaped(tmp_path):
     hits = search_corpus(corpus, "café")
     assert [h.chunk_id for h in hits] == ["menu#1"]
     assert "café crème" in hits[0].snippet
+
+
+@pytest.mark.parametrize("lead", ["ß" * 60, "İ" * 60, "ﬁ" * 60, "Straße " * 12],
+                         ids=["sharp-s", "dotted-I", "fi-ligature", "words"])
+def test_search_corpus_snippet_and_marks_are_the_matched_text_when_folding_changes_length(tmp_path, lead):
+    """ß folds to "ss", İ to "i̇", ﬁ to "fi": a position in the folded text is not the same position in the
+    text. The snippet is cut around the match in the text itself and each mark is exactly a matched word."""
+    corpus = tmp_path / "corpus.jsonl"
+    text = lead + " the refund window closes after fourteen days; a refund is paid back"
+    corpus.write_text(json.dumps({"id": "c1", "text": text}) + "\n")
+    [hit] = search_corpus(corpus, "Refund")
+    assert "the refund window" in hit.snippet
+    assert [hit.snippet[a:b] for a, b in hit.marks] == ["refund", "refund"]
+
+
+def test_search_corpus_marks_a_word_whose_folding_is_longer(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "c1", "text": "ßß the ﬁsh shop on Großstraße  opens at nine"}) + "\n")
+    [hit] = search_corpus(corpus, "FISH grossstrasse")
+    assert hit.snippet == "ßß the ﬁsh shop on Großstraße opens at nine"  # whitespace runs made one space
+    assert [hit.snippet[a:b] for a, b in hit.marks] == ["ﬁsh", "Großstraße"]

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.style import Style
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
@@ -383,6 +384,8 @@ class HitsScreen(ModalScreen[str | None]):
         key("escape,q", "dismiss_none", "back", id="hits.close"),
     ]
 
+    COMPONENT_CLASSES = {"hits--match"}
+
     def __init__(self, text: str, hits: list[Hit], pooled: set[str]) -> None:
         super().__init__()
         self.text, self.hits, self.pooled, self.cursor = text, hits, pooled, 0
@@ -402,15 +405,29 @@ class HitsScreen(ModalScreen[str | None]):
         fit = max(1, (box.scrollable_content_region.height or 20) // 2)
         first = max(0, min(self.cursor - fit // 2, len(self.hits) - fit))
         lines = []
+        match = self.get_component_rich_style("hits--match")
         for i, hit in enumerate(self.hits[first:first + fit], start=first):
             style = "reverse bold" if i == self.cursor else ""
             note = " (in the pool)" if hit.chunk_id in self.pooled else ""
             head = Text(f"{clean(hit.chunk_id)}{note}", style=style, no_wrap=True, overflow="ellipsis", end="")
             if hit.title:
                 head.append("  " + clean(hit.title), style="bold")
-            lines += [head, Text("   " + clean(hit.snippet), style="dim", no_wrap=True, overflow="ellipsis", end="")]
+            lines += [head, self._snippet(hit, match)]
         self.query_one("#hits-list", Static).update(Text("\n", no_wrap=True, overflow="ellipsis", end="").join(lines))
         box.border_subtitle = f"{self.cursor + 1} of {len(self.hits)} · ↑/↓ pick · enter judges it · esc back"
+
+    @staticmethod
+    def _snippet(hit: Hit, match: Style) -> Text:
+        """The snippet with the characters that matched marked: each piece is cleaned on its own, so a
+        control character shown as several (<U+202E>) does not shift the marks."""
+        line = Text("   ", style="dim", no_wrap=True, overflow="ellipsis", end="")
+        at = 0
+        for start, end in hit.marks:
+            line.append(clean(hit.snippet[at:start]))
+            line.append(clean(hit.snippet[start:end]), style=match)
+            at = end
+        line.append(clean(hit.snippet[at:]))
+        return line
 
     def action_move(self, step: int) -> None:
         self.cursor = max(0, min(len(self.hits) - 1, self.cursor + step))

@@ -12,6 +12,7 @@ import re
 from rich.style import Style
 from rich.text import Text
 
+from ragdiff.core.folding import find_spans
 from ragdiff.core.visible import visible as clean  # one rule for the CLI and the screen
 
 __all__ = ["clean", "literal", "query_words", "mark_words", "fit"]
@@ -28,18 +29,20 @@ STOPWORDS = frozenset(
 
 
 def query_words(query: str | None) -> list[str]:
-    """The words of a query worth marking in a chunk: lowercase, two letters or more, no stopwords."""
+    """The words of a query worth marking in a chunk: case-folded, two letters or more, no stopwords."""
     if not query:
         return []
-    words = {w for w in re.findall(r"\w+", query.lower()) if len(w) >= 2 and w not in STOPWORDS}
+    words = {w for w in re.findall(r"\w+", query.casefold()) if len(w) >= 2 and w not in STOPWORDS}
     return sorted(words, key=lambda w: (-len(w), w))
 
 
 def mark_words(text: Text, words: list[str], style: str | Style) -> Text:
-    """Mark whole-word (prefix) matches of the query words in the text, case-insensitively."""
+    """Mark whole-word (prefix) matches of the query words in the text, case-insensitively (case-folded,
+    so STRASSE marks Straße; the marks are the text's own characters however folding changed lengths)."""
     if words:
-        pattern = r"(?i)\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*"
-        text.highlight_regex(pattern, style=style)
+        pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\w*")
+        for start, end in find_spans(text.plain, [pattern]):
+            text.stylize(style, start, end)
     return text
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core import vocab
+from ragdiff.core.folding import find_spans
 from ragdiff.core.gold import Gold
 from ragdiff.core.journal import utc_now
 from ragdiff.core.metrics import aligned_frame
@@ -233,8 +234,34 @@ def add_flag(label_path: str | Path, query_id: str, chunk_id: str, who: str) -> 
 class Hit:
     chunk_id: str
     title: str | None
-    snippet: str
+    snippet: str  # the text around its first match, whitespace runs as one space
     score: int
+    marks: tuple[tuple[int, int], ...] = ()  # spans of the snippet that matched a word of the search
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def _snippet(text: str, spans: list[tuple[int, int]], start: int, stop: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """text[start:stop] with its whitespace runs made one space, and the spans (of `text`) that fall in it
+    as spans of that snippet."""
+    start = max(0, start)
+    window = text[start:stop]
+    at = [-1] * len(window)  # the snippet's index of each non-space character of the window
+    pieces: list[str] = []
+    n = 0
+    for m in _TOKEN.finditer(window):
+        n += 1 if pieces else 0
+        for j in range(m.start(), m.end()):
+            at[j] = n + j - m.start()
+        n += m.end() - m.start()
+        pieces.append(m.group())
+    marks = []
+    for a, b in spans:
+        inside = [at[j] for j in range(max(0, a - start), min(len(window), b - start)) if at[j] >= 0]
+        if inside:
+            marks.append((inside[0], inside[-1] + 1))
+    return " ".join(pieces), tuple(marks)
 
 
 def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
@@ -244,14 +271,14 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
     if not words:
         return []
     patterns = [re.compile(r"\b" + re.escape(w)) for w in words]
-    # a JSON writer may spell a non-ASCII letter as \uXXXX (Python's json.dumps does by default): the raw
-    # line then cannot show such a word, only the decoded text can
-    escaped = not all(w.isascii() for w in words)
+    # a JSON writer may spell a letter as \uXXXX (Python's json.dumps does every non-ASCII one by default):
+    # the raw line then cannot show a word holding it, only the decoded text can — and that is so for an
+    # ASCII search too, since ﬁ (\ufb01) folds to "fi" and ß (\u00df) to "ss": "fish" finds "ﬁsh"
     hits: list[tuple[int, int, int, Hit]] = []
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle):
             lowered = raw.decode("utf-8", errors="replace").casefold()
-            if not any(w in lowered for w in words) and not (escaped and "\\u" in lowered):
+            if not any(w in lowered for w in words) and "\\u" not in lowered:
                 continue
             try:
                 record = json.loads(raw)
@@ -269,9 +296,12 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
             if not distinct:
                 continue
             plain = str(record.get("text", ""))
-            first = min((m.start() for p in patterns for m in [p.search(plain.casefold())] if m), default=0)
-            snippet = " ".join(plain[max(0, first - 40): first + 120].split())
+            # positions in the folded text are not positions in the text when folding changed its length
+            # (ß -> ss, İ -> i̇, ﬁ -> fi): find_spans gives the original's
+            spans = find_spans(plain, patterns)
+            first = spans[0][0] if spans else 0
+            snippet, marks = _snippet(plain, spans, first - 40, first + 120)
             hits.append((-distinct, -sum(counts), number,
-                         Hit(str(chunk_id), None if title is None else str(title), snippet, distinct)))
+                         Hit(str(chunk_id), None if title is None else str(title), snippet, distinct, marks)))
     hits.sort(key=lambda h: h[:3])
     return [h[3] for h in hits[:limit]]
