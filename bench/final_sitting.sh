@@ -1,7 +1,7 @@
 #!/bin/bash
 # Issue 12's sitting, as run for bench/RESULTS.md: every benchmark one after another, nothing else running.
 #   git archive --prefix=base/ REV | tar -x -C /tmp    # the "before" tree (start-up and the 1M sweep)
-#   bench/final_sitting.sh > sitting.log 2>&1          # ~7 minutes; needs bench/data/1000x1000 and 10000x1000
+#   bench/final_sitting.sh > sitting.log 2>&1          # ~12 minutes; needs bench/data/1000x1000, 10000x1000, 30000x1000
 set -u
 cd "$(dirname "$0")/.."
 stamp() { echo "=== $(date -u +%H:%M:%S) $(cut -d' ' -f1-3 /proc/loadavg) $*"; }
@@ -19,4 +19,6 @@ for i in 1 2 3; do
   stamp review 1M pair round $i
   .venv/bin/python bench/bench_review.py --pair bench/data/1000x1000
 done
+stamp 30M eval under 3 GiB
+.venv/bin/python bench/big_eval.py --sizes 30000x1000 --limit-gib 3 --sample 300
 stamp end
