@@ -199,3 +199,34 @@ async def test_the_corpus_hits_keep_the_picked_one_in_view(sample_runs, tmp_path
         shown = str(hits_screen.query_one("#hits-list").render())
         assert hits_screen.cursor == 15 and hits_screen.hits[15].chunk_id in shown
         assert "16 of 20" in str(hits_screen.query_one("#hits-box").border_subtitle)
+
+
+async def test_the_decision_that_finishes_a_query_writes_its_reviewed_date_and_nothing_else(sample_runs, tmp_path):
+    """DESIGN: `reviewed:` is when a person last read this query's labels. In the queue that is the decision
+    that leaves none of the query's pool unjudged; one line of its entry changes, the rest stays byte for byte."""
+    from datetime import datetime, timezone
+
+    from ragdiff.core.gold import load_gold
+
+    folder = demo_copy(sample_runs, tmp_path)
+    first, second = strip_judgments(folder / "gold.yaml", 2)
+    expected = pool_order(folder, [first, second])
+    size = sum(q == first for q, _ in expected)
+    app = judge_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await type_fast(pilot, *["x"] * (size - 1))
+        before = (folder / "gold.yaml").read_text()
+        assert "reviewed:" not in before  # one chunk of the first query still unjudged
+        await type_fast(pilot, "x", "x")  # finishes the first query; one of the second's
+        await settle(pilot)
+        after = (folder / "gold.yaml").read_text()
+        await type_fast(pilot, "q")
+    today = datetime.now(timezone.utc).date().isoformat()
+    reviewed = dict(load_gold(folder / "gold.yaml").queries.select("query_id", "reviewed").iter_rows())
+    assert reviewed[first] == today and reviewed[second] is None
+    assert after.count("reviewed:") == 1
+    marks = [r for r in journal(folder / "gold.yaml") if r["type"] == "mark"]
+    assert len(marks) == size + 1  # the date is an edit of its own, not a mark `u` would take back
+    edits = [r for r in journal(folder / "gold.yaml") if r["type"] == "edit"]
+    assert [(r["edit"], r["query"], r["reviewed"]) for r in edits] == [("reviewed", first, today)]

@@ -192,3 +192,64 @@ def test_a_json_label_file_is_called_that_when_it_cannot_take_an_edit(tmp_path, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "a JSON label file" in err and "expected the ragdiff YAML label file" in err
+
+
+# ---- reviewed: (DESIGN: "when a person last read this query's labels"; `ragdiff judge` writes it) ----------
+
+REVIEWED_CASES = {
+    "block entry, no date yet": (
+        "# labels\nqueries:\n  - id: q1   # first\n    text: a\n    gold: [c1]\n    tags: [x]  # keep\n"
+        "  - id: q2\n    text: b\n",
+        "# labels\nqueries:\n  - id: q1   # first\n    text: a\n    gold: [c1]\n    tags: [x]  # keep\n"
+        "    reviewed: 2026-12-01\n  - id: q2\n    text: b\n"),
+    "block entry ending in a block list": (
+        "queries:\n  - id: q1\n    gold:\n      - c1\n      - c2\n\n  - id: q2\n",
+        "queries:\n  - id: q1\n    gold:\n      - c1\n      - c2\n    reviewed: 2026-12-01\n\n  - id: q2\n"),
+    "an older date, quoted": (
+        "queries:\n- id: q1\n  reviewed: '2025-01-02'   # by ann\n  gold: [c1]\n",
+        "queries:\n- id: q1\n  reviewed: '2026-12-01'   # by ann\n  gold: [c1]\n"),
+    "flow entry": (
+        "queries:\n  - {id: q1, gold: [c1]}\n",
+        "queries:\n  - {id: q1, gold: [c1], reviewed: 2026-12-01}\n"),
+    "JSON label file": (
+        '{"queries": [\n  {"id": "q1", "gold": ["c1"]},\n  {"id": "q2", "gold": []}\n]}\n',
+        '{"queries": [\n  {"id": "q1", "gold": ["c1"], "reviewed": "2026-12-01"},\n  {"id": "q2", "gold": []}\n]}\n'),
+}
+
+
+@pytest.mark.parametrize("case", list(REVIEWED_CASES))
+def test_set_reviewed_changes_only_that_date_and_undo_returns_the_bytes(tmp_path, case):
+    before, after = REVIEWED_CASES[case]
+    gold = tmp_path / ("gold.json" if case.startswith("JSON") else "gold.yaml")
+    gold.write_bytes(before.encode())
+    qid = "q1"
+    labels = LabelFile(gold, reviewer="ann")
+    assert labels.records_reviewed
+    edit = labels.set_reviewed(qid, "2026-12-01")
+    assert edit.saved and gold.read_bytes() == after.encode()
+    loaded = load_gold(gold)
+    assert dict(loaded.queries.select("query_id", "reviewed").iter_rows())[qid] == "2026-12-01"
+    assert not labels.set_reviewed(qid, "2026-12-01").saved  # already so: nothing written
+    assert gold.read_bytes() == after.encode()
+    labels.undo(edits=True)
+    assert gold.read_bytes() == before.encode()
+
+
+def test_set_reviewed_is_refused_where_the_format_has_no_place_and_nothing_is_written(tmp_path):
+    from ragdiff.core.labels import LabelFormatError
+
+    qrels = tmp_path / "gold.qrels"
+    qrels.write_text("q1 0 c1 1\n")
+    labels = LabelFile(qrels, reviewer="ann")
+    assert not labels.records_reviewed
+    with pytest.raises(LabelFormatError, match="no place for a reviewed: date"):
+        labels.set_reviewed("q1", "2026-12-01")
+    assert qrels.read_text() == "q1 0 c1 1\n"
+
+
+def test_reviewed_edit_is_in_the_log(sample, capsys):
+    labels = LabelFile(sample, reviewer="ann")
+    qid = labels.queries[0]
+    labels.set_reviewed(qid, "2026-12-01")
+    code, out, _ = _run(capsys, "labels", "log", sample, "--query", qid)
+    assert code == 0 and "reviewed: 2026-12-01" in out

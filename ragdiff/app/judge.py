@@ -206,7 +206,10 @@ class JudgeScreen(Screen):
             self.set_status("nothing to judge")
             return
         self.queue.in_flight.add((target.query_id, target.chunk_id))
-        self.session.mark(target, label, grade)
+        # the decision that leaves none of the query's pool unjudged finishes it: a person has read every
+        # pooled chunk's label, which is what the label file's `reviewed:` date says (DESIGN)
+        done, size = self.queue.query_progress(target.query_id)
+        self.session.mark(target, label, grade, reviewed=size > 0 and done == size)
         self._advance(f"{clean(target.chunk_id)}: {vocab.word(label, grade)} · saving …")
 
     def action_accept(self) -> None:

@@ -62,9 +62,12 @@ class LabelSession:
         """Open the label file on the writer thread (recovery notes from an earlier crash are posted)."""
         self._submit(self._open, fmt)
 
-    def mark(self, target: Target, label: str, grade: int | None = None, refine: bool = False) -> None:
-        """Write one mark. `refine`: a grade digit typed right after `g` on the same target."""
-        self._submit(self._mark, target, label, grade, refine, target=target)
+    def mark(self, target: Target, label: str, grade: int | None = None, refine: bool = False,
+             reviewed: bool = False) -> None:
+        """Write one mark. `refine`: a grade digit typed right after `g` on the same target. `reviewed`: this
+        decision finishes the query (the judge queue: every pooled chunk judged), so once the mark is saved
+        the query's `reviewed:` date becomes today (UTC, the journal's clock) where the file can say it."""
+        self._submit(self._mark, target, label, grade, refine, reviewed, target=target)
 
     def flag(self, target: Target) -> None:
         """Ask for a second opinion on a chunk (kept beside the label file; no judgment is written)."""
@@ -118,7 +121,7 @@ class LabelSession:
             self._file = labels.LabelFile(self.path, self._fmt, self.reviewer)
         return labels
 
-    def _mark(self, target: Target, label: str, grade: int | None, refine: bool) -> MarkDone:
+    def _mark(self, target: Target, label: str, grade: int | None, refine: bool, reviewed: bool = False) -> MarkDone:
         labels = self._labels()
         file = self._file
         last, self._last_gold = self._last_gold, None
@@ -132,7 +135,24 @@ class LabelSession:
         changes.append(change)
         if label == "gold" and grade is None and change.saved:
             self._last_gold = target  # a digit next refines this mark (a `g` that changed nothing is not one)
-        return MarkDone(self.sentence(change, refined=len(changes) > 1), changes=changes)
+        said = self.sentence(change, refined=len(changes) > 1)
+        if reviewed and file.records_reviewed:
+            said += self._reviewed(file, target.query_id)
+        return MarkDone(said, changes=changes)
+
+    def _reviewed(self, file, query_id: str) -> str:
+        """Set the query's reviewed: date after the mark that finished it; the mark is saved whatever this
+        says (a failure here is told, never turned into a failed mark)."""
+        from datetime import datetime, timezone
+
+        from ragdiff.core.labels import LabelConflictError, LabelFormatError, LabelWriteError
+
+        day = datetime.now(timezone.utc).date().isoformat()
+        try:
+            edit = file.set_reviewed(query_id, day)
+        except (LabelConflictError, LabelFormatError, LabelWriteError) as err:
+            return f" · the reviewed: date was {error_text(err, self.path)}"
+        return f" · {query_id} reviewed {day}" if edit.saved else ""
 
     def sentence(self, change, refined: bool = False) -> str:
         """The status line for a mark: what the chunk was and is now ("was gold ★3, now not relevant")."""

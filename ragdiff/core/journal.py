@@ -4,7 +4,7 @@ One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every line i
 returns. A write of the label file is bracketed by two lines:
 
 - an *op* line (``"type": "mark"``, ``"undo"``, or ``"edit"`` for a change to the file beyond one chunk's
-  judgment: ``"edit": "add_query"`` or ``"corpus"``) written BEFORE the label file is replaced, holding
+  judgment: ``"edit": "add_query"``, ``"corpus"``, ``"drafts"`` or ``"reviewed"``) written BEFORE the label file is replaced, holding
   everything needed to redo or undo it (query, chunk, label, grade, the previous label and grade, the
   sha256 of the file before and after, and a line patch that turns one into the other);
 - a ``"type": "saved"`` line written AFTER the rename (or ``"failed"`` when the write failed).
@@ -105,7 +105,7 @@ class Journal:
 
 OP_TYPES = ("mark", "undo", "edit")
 STATUS_TYPES = ("saved", "failed", "dropped")
-EDITS = ("add_query", "corpus", "drafts")
+EDITS = ("add_query", "corpus", "drafts", "reviewed")
 
 
 def record_problem(rec: dict) -> str | None:

@@ -117,6 +117,8 @@ def _summary(rec: dict) -> str:
         return f"query added: {rec.get('text')}" + (f" ({'; '.join(extras)})" if extras else "")
     if rec["edit"] == "drafts":
         return f"{rec.get('count')} drafts written" + (f" from {rec['source']}" if rec.get("source") else "")
+    if rec["edit"] == "reviewed":
+        return f"reviewed: {rec.get('reviewed')}" + (f" (was {rec['prev_reviewed']})" if rec.get("prev_reviewed") else "")
     corpus = rec.get("corpus") or {}
     return f"corpus snapshot: {corpus.get('path')} sha256 {str(corpus.get('sha256'))[:12]}…"
 

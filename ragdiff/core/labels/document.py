@@ -147,6 +147,16 @@ class LabelDoc:
         raise LabelFormatError(f"a {self.shape} has no place for a corpus snapshot; expected the ragdiff YAML "
                                "label file")
 
+    # can the file say `reviewed:` (when a person last read a query's labels)? Only the ragdiff label file
+    # has a place for it; elsewhere the journal's marks are the record (`labels stale` reads both)
+    records_reviewed = False
+
+    def plan_reviewed(self, qid: str, day: str) -> str:
+        """The whole new text with query `qid`'s `reviewed:` set to `day` (an ISO date)."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} has no place for a reviewed: date; expected the ragdiff label file")
+
     def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
         """The whole new text for one mark, and notes for the status sentence. LabelFormatError when the
         format cannot say it (or this file cannot take it cleanly)."""

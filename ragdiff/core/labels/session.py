@@ -610,6 +610,35 @@ class LabelFile:
                            "prev_corpus": {"path": prev[0], "sha256": prev[1]}}, plan, check,
                           f"corpus snapshot {path} sha256 {sha256[:12]}… recorded")
 
+    @property
+    def records_reviewed(self) -> bool:
+        """Can this file say `reviewed:` (the ragdiff label file, YAML or JSON)?"""
+        return self._snap.doc.records_reviewed
+
+    def set_reviewed(self, query_id: str, day: str) -> Edit:
+        """`reviewed: DAY` for one query (a person has read its labels: `ragdiff judge` when the query's pool
+        is all judged): atomic, journaled, taken back by `undo(edits=True)`; only that entry's line changes.
+        LabelFormatError when the file has no place for it (see `records_reviewed`)."""
+        from datetime import date
+
+        date.fromisoformat(day)  # ValueError: not a date (a caller's mistake, not the file's)
+
+        def plan(doc: LabelDoc) -> str:
+            self._require_query(doc, query_id)
+            if doc.reviewed.get(query_id) == day:
+                return doc.text
+            return doc.plan_reviewed(query_id, day)
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = dict(old.reviewed)
+            expected[query_id] = day
+            return (new.state() == old.state() and new.order == old.order and new.texts == old.texts
+                    and new.reviewed == expected and new.corpus == old.corpus)
+
+        prev = self._snap.doc.reviewed.get(query_id)
+        return self._edit({"edit": "reviewed", "query": query_id, "reviewed": day, "prev_reviewed": prev},
+                          plan, check, f"{query_id} reviewed {day}", reparse=query_id)
+
     def add_drafts(self, drafts: list[tuple[str, str, int]], source: str | None = None) -> Edit:
         """Many drafts (query, chunk, grade) as ONE journaled, atomic edit (`labels import`): one write, one
         `labels undo` takes the whole import back. A chunk a person has judged must not be among them (the
@@ -640,9 +669,11 @@ class LabelFile:
                            "drafts": [[q, c, g] for q, c, g in drafts], "prev": prev}, plan, check,
                           f"{n} draft{'s' if n != 1 else ''} written" + (f" from {source}" if source else ""))
 
-    def _edit(self, what: dict, plan, check, sentence: str, undoes: Op | None = None) -> Edit:
+    def _edit(self, what: dict, plan, check, sentence: str, undoes: Op | None = None,
+              reparse: str | None = None) -> Edit:
         """One change beyond a chunk's judgment, written like a mark: under the lock, re-read, planned by the
-        document class, re-read and checked, journaled before the rename, confirmed after it."""
+        document class, re-read and checked, journaled before the rename, confirmed after it. `reparse`: the
+        one query whose entry the edit changes (only that entry is read again when the rest is the same)."""
         with file_lock(self.path):
             for _attempt in range(3):
                 snap = self._refresh(_NO_MARK, check=False)
@@ -650,7 +681,8 @@ class LabelFile:
                 if new_text == snap.text:
                     return Edit(what["edit"], what.get("query"), f"{sentence}: already so, nothing to save", False)
                 try:
-                    new_doc = self._parse(new_text)
+                    new_doc = (snap.doc.reparse(new_text, reparse) if reparse is not None
+                               and hasattr(snap.doc, "reparse") else None) or self._parse(new_text)
                     ok = check(snap.doc, new_doc)
                 except LabelFormatError:
                     ok = False
@@ -719,6 +751,14 @@ class LabelFile:
                         expected[q][c] = (kind, grade)
                 return new.state() == expected and new.order == old.order
             sentence = f"undid: {r.get('count')} drafts" + (f" from {r['source']}" if r.get("source") else "")
+        elif r["edit"] == "reviewed":
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                expected = dict(old.reviewed)
+                expected.pop(qid, None)
+                if r.get("prev_reviewed") is not None:
+                    expected[qid] = r["prev_reviewed"]
+                return new.state() == old.state() and new.order == old.order and new.reviewed == expected
+            sentence = f"undid: {qid} reviewed {r.get('reviewed')}"
         else:
             prev = r.get("prev_corpus") or {}
 
@@ -726,7 +766,7 @@ class LabelFile:
                 return new.state() == old.state() and new.corpus == (prev.get("path"), prev.get("sha256"))
             sentence = "undid: corpus snapshot"
         what = {k: v for k, v in r.items() if k in ("edit", "query", "text", "corpus", "prev_corpus", "source",
-                                                      "count", "drafts", "prev")}
+                                                      "count", "drafts", "prev", "reviewed", "prev_reviewed")}
         return self._edit(what, plan, check, sentence, undoes=op)
 
     def retry(self) -> list[Change]:
@@ -759,7 +799,7 @@ _NO_MARK = Mark("", "", "none")  # what a file-level edit passes where the journ
 class Edit:
     """What a file-level edit did (a query added, the corpus snapshot recorded, or one taken back)."""
 
-    kind: str  # "add_query" | "corpus"
+    kind: str  # "add_query" | "corpus" | "drafts" | "reviewed"
     query_id: str | None
     message: str
     saved: bool

@@ -497,6 +497,25 @@ class YamlLabelDoc(LabelDoc):
         ed.add(*_insert_line(self.text, start, "corpus: " + value, ed.nl))
         return ed.result()
 
+    records_reviewed = True
+
+    def plan_reviewed(self, qid: str, day: str) -> str:
+        """`reviewed: DAY` in the query's entry: the value replaced where the key is (in its own quoting),
+        else a new key after the entry's last one; nothing else in the file changes."""
+        ed = self.editor()
+        entry = self.entry(qid)
+        found = [(k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value == "reviewed"]
+        if not found:
+            self.add_section_key(ed, entry, "reviewed", ed.fmt_id(day) if self.dialect == "json" else day)
+            return ed.result()
+        _k, v = found[0]
+        if v.kind == "scalar" and v.style in (None, "'", '"'):
+            quote = v.style or ""
+            ed.add(v.start, v.end, ed.fmt_id(day) if self.dialect == "json" else quote + day + quote)
+        else:
+            raise LabelFormatError(f"{qid}'s reviewed: is not written on one line; nothing was written")
+        return ed.result()
+
     def key_text(self, name: str) -> str:
         return name
 
@@ -523,8 +542,11 @@ class YamlLabelDoc(LabelDoc):
             k0 = entry.pairs[0][0]
             indent = " " * (k0.start - _line_start(t, k0.start))
         order = ["id", "text", vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED]
-        before = set(order[: order.index(name)])
-        anchors = [(k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value in before]
+        if name in order:
+            before = set(order[: order.index(name)])
+            anchors = [(k, v) for k, v in entry.pairs if k.kind == "scalar" and k.value in before]
+        else:  # any other key goes after the entry's last one
+            anchors = []
         _k, anchor = max(anchors, key=lambda kv: kv[0].start) if anchors else entry.pairs[-1]
         pos = _eol_after(t, content_end(t, anchor))
         ed.add(*_insert_line(t, pos, indent + name + ": " + value, ed.nl))
