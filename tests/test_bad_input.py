@@ -29,6 +29,9 @@ CASES = {
                                   "run", 2, "invalid JSON"),
     "jsonl missing results": ("run.jsonl", '{"query_id": "q1"}\n', "run", 1, "results"),
     "jsonl duplicate chunk": ("run.jsonl", '{"query_id": "q1", "results": ["c1", "c1"]}\n', "run", 1, "twice"),
+    "jsonl chunk repeated within one line": ("run.jsonl", '{"query_id": "q1", "results": ["c2"]}\n'
+                                             '{"query_id": "q2", "results": ["c1", "c2", "c1"]}\n', "run", 2,
+                                             "'c1' appears twice for query 'q2' within its results on line 2;"),
     "json list where a map belongs": ("run.json", '["c1", "c2"]', "run", None, "expected"),
     "json duplicate query keys": ("run.json", '{\n "q1": ["c1"],\n "q1": ["c2"]\n}', "run", 3, "twice"),
     "csv missing columns": ("run.csv", "query_id,doc\nq1,c1\n", "run", 1, "expected query_id, chunk_id"),

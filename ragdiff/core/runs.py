@@ -243,10 +243,14 @@ def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> p
         first = dups.row(0, named=True)
         same = dups.filter((pl.col("query_id") == first["query_id"]) & (pl.col("chunk_id") == first["chunk_id"]))
         lines = same.get_column("line").to_list()
+        # a JSONL line holds a query's whole list (a JSON run's rows carry the line its list starts on): a chunk
+        # repeated inside that list has one line number, not two
+        same_line = lines[0] == lines[1]
+        where = f"within its results on line {lines[0]}" if same_line else f"(lines {lines[0]} and {lines[1]})"
         raise InputError(
             path,
-            f"chunk {first['chunk_id']!r} appears twice for query {first['query_id']!r} (lines {lines[0]} and "
-            f"{lines[1]}); expected each chunk once per query (use --keep-first to keep the first)",
+            f"chunk {first['chunk_id']!r} appears twice for query {first['query_id']!r} {where}; expected each "
+            "chunk once per query (use --keep-first to keep the first)",
             lines[1],
         )
     return frame
