@@ -1,0 +1,277 @@
+"""A prepared run scored at every k at once: each `+`/`-` of the review screen is a lookup, not a group-by.
+
+`metrics.score(prepared, settings, metrics)` aggregates the judged rows of every query at one k (a polars
+group-by over every judged row: ~30 ms per run at 10,000 queries). `ByK` reads the same rows once and keeps,
+per query, running values down its ranks (relevant rows, judged rows, gain × discount) and down its ideal
+ranking; an aggregate at cutoff k is then the running value at the query's last row ranked <= k (one
+`searchsorted` over all queries). The per-query value is the metric's own expression in `metrics.SPECS`
+(`MetricSpec.value`) applied to those aggregates, as `metrics.per_query_values` applies it: every metric keeps
+one definition, and this module only knows how each *aggregate* of `metrics.py` runs down the ranks.
+
+Bit for bit: polars sums a float group two ways (measured, polars 2.1): where the filter of `dg.filter(rank <= k)`
+keeps every row of the frame (k at or past the deepest judged rank; `_top(None)`), the plain sum of each group;
+otherwise Kahan's compensated sum of the rows kept, in their order. The two differ in the last bit on ~10% of
+the queries from a handful of rows up. So a cutoff that keeps some rows reads a running Kahan sum here, and
+a cutoff that keeps them all reads the core's own aggregate, computed once with its own expression
+(tests/test_metrics_by_k.py holds every k equal to `metrics.score`, and fails if either half is changed). A
+metric with an aggregate this module does not know is scored by `metrics.per_query_values` itself (once: such
+aggregates take no cutoff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+
+from ragdiff.core import metrics as core
+from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval
+
+NONE = np.iinfo(np.int64).max  # no relevant row (first_rel)
+
+
+def kahan_running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per stretch `values[start:start + length]`, the Kahan sum of its first 1, 2, … values (polars' float
+    sum of a group: sum, compensation = 0; y = x - c; t = sum + y; c = (t - sum) - y; sum = t), one stretch per
+    query, all stretches a step at a time."""
+    out = np.empty_like(values)
+    order = np.argsort(-lengths, kind="stable")  # longest first: the stretches still running are a prefix
+    starts, lengths = starts[order], lengths[order]
+    total = np.zeros(len(starts))
+    comp = np.zeros(len(starts))
+    for j in range(int(lengths[0]) if len(lengths) else 0):
+        n = int(np.searchsorted(-lengths, -j, side="left"))  # stretches longer than j
+        at = starts[:n] + j
+        y = values[at] - comp[:n]
+        t = total[:n] + y
+        comp[:n] = (t - total[:n]) - y
+        total[:n] = t
+        out[at] = t
+    return out
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Rows of one kind (a run's judged rows, the ideal ranking, a run's unjudged rows) in one stretch per
+    query of an order, ranked within it: what an aggregate at cutoff k reads. `upto(k)` counts each query's
+    rows ranked <= k for every query at once."""
+
+    ranks: np.ndarray  # int64, ascending within each stretch
+    starts: np.ndarray  # per scored query, its first row (its stretch may be empty)
+    lengths: np.ndarray
+    keys: np.ndarray  # stretch number × (deepest rank + 1) + rank: sorted, so one searchsorted finds every cut
+    span: int
+    stretch: np.ndarray | None = None  # per query its stretch number (-1: none), when not the query's own number
+
+    @classmethod
+    def of(cls, frame: pl.DataFrame, rank: str, scored: pl.DataFrame) -> tuple["Ranked", pl.DataFrame]:
+        """`frame` (query_id, `rank`, …, sorted by query then rank) laid out in scored order; returns the
+        rows in that order too, for the running values."""
+        at = scored.with_row_index("_q").select("query_id", "_q")
+        rows = frame.join(at, on="query_id", how="inner", maintain_order="left").sort("_q", maintain_order=True)
+        q = rows.get_column("_q").to_numpy().astype(np.int64)
+        ranks = rows.get_column(rank).to_numpy().astype(np.int64)
+        lengths = np.bincount(q, minlength=scored.height).astype(np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        span = int(ranks.max()) + 1 if len(ranks) else 1
+        return cls(ranks, starts, lengths, q * span + ranks, span), rows
+
+    @classmethod
+    def of_stretches(cls, frame: pl.DataFrame, rank: str, at: dict[str, int], queries: int) -> "Ranked":
+        """`frame` (query_id, `rank`) already one stretch per query with ascending ranks (a run's rows, or a
+        part of them, in their order): no join, no sort. `at` numbers the queries; one not in it is dropped."""
+        runs = frame.get_column("query_id").rle()
+        values = runs.struct.field("value").to_list()
+        if len(set(values)) != len(values):  # a query in two stretches: put them together
+            frame = frame.sort("query_id", rank, maintain_order=True)
+            runs = frame.get_column("query_id").rle()
+            values = runs.struct.field("value").to_list()
+        lengths = runs.struct.field("len").to_numpy().astype(np.int64)
+        first = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        starts = np.zeros(queries, dtype=np.int64)
+        per_query = np.zeros(queries, dtype=np.int64)
+        stretch = np.full(queries, -1, dtype=np.int64)
+        for i, q in enumerate(values):
+            j = at.get(q)
+            if j is not None:
+                starts[j], per_query[j], stretch[j] = first[i], lengths[i], i
+        ranks = frame.get_column(rank).to_numpy().astype(np.int64)
+        span = int(ranks.max()) + 1 if len(ranks) else 1
+        keys = np.repeat(np.arange(len(values), dtype=np.int64), lengths) * span + ranks
+        return cls(ranks, starts, per_query, keys, span, stretch)
+
+    def upto(self, k: int | None) -> np.ndarray:
+        """Per scored query, how many of its rows are ranked <= k (all of them for k None)."""
+        if k is None or k >= self.span:
+            return self.lengths
+        number = np.arange(len(self.starts), dtype=np.int64) if self.stretch is None else self.stretch
+        cut = number * self.span + k
+        return np.where(number >= 0, np.searchsorted(self.keys, cut, side="right") - self.starts, 0)
+
+    def at(self, running: np.ndarray, k: int | None, empty) -> np.ndarray:
+        """Per scored query, `running` at its last row ranked <= k (`empty` when it has none)."""
+        n = self.upto(k)
+        last = self.starts + n - 1
+        out = running[np.clip(last, 0, max(len(running) - 1, 0))] if len(running) else np.zeros(len(n))
+        return np.where(n > 0, out, empty)
+
+
+def _running_count(flags: np.ndarray, ranked: Ranked) -> np.ndarray:
+    """Per row, how many rows of its stretch up to and including it are flagged (whole numbers: exact)."""
+    total = np.cumsum(flags, dtype=np.int64)
+    before = np.where(ranked.starts > 0, total[np.maximum(ranked.starts - 1, 0)], 0) if len(total) else total
+    return total - np.repeat(before, ranked.lengths)
+
+
+class ByK:
+    """`score(settings, metrics)` equal to `metrics.score(prepared, settings, metrics)` (without bounds) at any
+    k, from tables built once per prepared run. The settings may differ from those given here in k and depth
+    only."""
+
+    def __init__(self, prepared: PreparedRun, settings: EvalSettings):
+        self.prepared = prepared
+        self.settings = settings
+        threshold, gain = settings.threshold, settings.gain
+        scored, qrels = prepared.scored, prepared.qrels
+        counts = qrels.group_by("query_id").agg(
+            num_rel=(pl.col("grade") >= threshold).sum(),
+            num_nonrel=((pl.col("grade") >= 0) & (pl.col("grade") < threshold)).sum(),
+        )
+        # per scored query, the k-independent columns of metrics.per_query_values' table (filled as it fills)
+        self._base = (scored.join(prepared.returned, on="query_id", how="left")
+                      .join(counts, on="query_id", how="left")
+                      .with_columns(pl.col("returned", "num_rel", "num_nonrel").fill_null(0)))
+        # the rows metrics.per_query_values aggregates, made as it makes them
+        rows = prepared.judged.sort("query_id", "rank").with_columns(
+            rel=pl.col("grade") >= threshold, judged=pl.col("grade") >= 0,
+            nonrel=(pl.col("grade") >= 0) & (pl.col("grade") < threshold),
+            dg=core._gain(pl.col("grade"), gain) * core._discount(pl.col("rank")),
+        ).with_columns(rel_upto=pl.col("rel").cum_sum().over("query_id"),
+                       nonrel_upto=pl.col("nonrel").cum_sum().over("query_id"))
+        self._order = order = self._base.select("query_id")  # the rows of per_query_values' table, in its order
+        self.queries: pl.Series = order.get_column("query_id")  # the order of `score`'s per_query
+        self._frames = {"rows": rows}
+        self._rows, rows = Ranked.of(rows, "rank", order)
+        rel = rows.get_column("rel").to_numpy()
+        self._rel_upto = _running_count(rel, self._rows)
+        self._judged_upto = _running_count(rows.get_column("judged").to_numpy(), self._rows)
+        self._dcg = kahan_running(rows.get_column("dg").to_numpy(), self._rows.starts, self._rows.lengths)
+        ranks = self._rows.ranks
+        # the first relevant rank per query with rows (NONE where it has no relevant row)
+        first = np.where(rel, ranks, NONE)
+        has = self._rows.lengths > 0
+        self._first_rel = np.full(len(has), NONE, dtype=np.int64)
+        if has.any():
+            self._first_rel[has] = np.minimum.reduceat(first, self._rows.starts[has])
+        self._rank_dtype = prepared.judged.schema["rank"]
+        self._rel = rel
+        ideal = (qrels.filter(pl.col("grade") > 0).sort(["query_id", "grade"], descending=[False, True])
+                 .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
+                 .with_columns(ig=core._gain(pl.col("grade"), gain) * core._discount(pl.col("pos"))))
+        self._frames["ideal"] = ideal
+        self._ideal, ideal = Ranked.of(ideal, "pos", order)
+        self._idcg = kahan_running(ideal.get_column("ig").to_numpy(), self._ideal.starts, self._ideal.lengths)
+        self._ap = None
+        self._whole: dict[tuple, np.ndarray] = {}
+        self._fixed: dict[str, pl.Series] = {}  # metrics of aggregates not known here, scored by the core once
+
+    # ---- the aggregates of metrics.py, at a cutoff ------------------------------------------------------------
+
+    def _ap_running(self) -> np.ndarray:
+        """Per row, map's sum (precision at each relevant row's rank: relevant at or above it / its rank) over
+        its query's relevant rows up to it: Kahan over the relevant rows alone, as the filtered group sums."""
+        if self._ap is None:
+            rows, rel = self._rows, self._rel
+            idx = np.flatnonzero(rel)
+            prec = self._rel_upto[idx].astype(np.float64) / rows.ranks[idx].astype(np.float64)
+            lengths = np.bincount(np.repeat(np.arange(len(rows.starts)), rows.lengths)[idx],
+                                  minlength=len(rows.starts)).astype(np.int64)
+            starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+            sums = kahan_running(prec, starts, lengths)
+            # every row reads the sum at the last relevant row at or above it
+            count = self._rel_upto
+            at = np.clip(np.repeat(starts, rows.lengths) + count - 1, 0, max(len(sums) - 1, 0))
+            self._ap = np.where(count > 0, sums[at] if len(sums) else 0.0, 0.0)
+        return self._ap
+
+    def _kept_all(self, make, k: int | None) -> bool:
+        """Whether the aggregate's filter at cutoff k keeps every row of its frame (polars then sums plainly)."""
+        ranked = self._ideal if make is core._idcg else self._rows
+        deep = k is None or k >= ranked.span - 1
+        return deep and (make is not core._ap_sum or bool(self._rel.all()))
+
+    def _core_aggregate(self, make, k: int | None) -> np.ndarray:
+        """The core's own aggregate over its frame (where its filter keeps every row: the same sum at every such
+        k), per query in the table's order."""
+        key = (make, k is None)
+        if key not in self._whole:
+            frame = self._frames["ideal" if make is core._idcg else "rows"]
+            name, expr = next(iter(make(k).items()))
+            agg = frame.group_by("query_id").agg(expr.alias("_v"))
+            self._whole[key] = (self._order.join(agg, on="query_id", how="left", maintain_order="left")
+                                .get_column("_v").fill_null(0.0).to_numpy())
+        return self._whole[key]
+
+    def _aggregate(self, make, k: int | None) -> dict[str, np.ndarray] | None:
+        """{column: per scored query} of one aggregate maker of metrics.py at cutoff k; None if not known."""
+        name = next(iter(make(k)))
+        rows = self._rows
+        if make is core._hits:
+            return {name: rows.at(self._rel_upto, k, 0).astype(np.uint32)}
+        if make is core._judged_top:
+            return {name: rows.at(self._judged_upto, k, 0).astype(np.uint32)}
+        if make is core._first_rel:
+            return {name: self._first_rel}
+        if make in (core._dcg, core._idcg, core._ap_sum):
+            if self._kept_all(make, k):
+                return {name: self._core_aggregate(make, k)}
+            if make is core._dcg:
+                return {name: rows.at(self._dcg, k, 0.0)}
+            if make is core._idcg:
+                return {name: self._ideal.at(self._idcg, k, 0.0)}
+            return {name: rows.at(self._ap_running(), k, 0.0)}
+        return None
+
+    def score(self, settings: EvalSettings, metrics: list[Metric]) -> RunEval:
+        mine = self.settings
+        if replace(settings, k=mine.k, depth=mine.depth) != mine:
+            raise ValueError("ByK scores at another k or depth only, not other settings")
+        metrics = list(dict.fromkeys(metrics))
+        columns: dict[str, object] = {}
+        known, other = [], []
+        for m in metrics:
+            found = {}
+            for make in (*m.spec.aggs, *m.spec.ideal):
+                agg = self._aggregate(make, m.k)
+                if agg is None:
+                    break
+                found.update(agg)
+            else:
+                columns.update(found)
+                known.append(m)
+                continue
+            other.append(m)
+        table = self._base
+        if columns:
+            series = []
+            for name, values in columns.items():
+                if name == "first_rel":  # no relevant row: null, as the group-by leaves it
+                    series.append(pl.select(pl.when(pl.Series(values == NONE)).then(None)
+                                            .otherwise(pl.Series(values)).cast(self._rank_dtype)
+                                            .alias(name)).to_series())
+                else:
+                    series.append(pl.Series(name, values))
+            table = table.with_columns(series)
+        per_query = table.select(pl.col("query_id"),
+                                 *[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in known])
+        missing = [m for m in other if m.name not in self._fixed]
+        if missing:
+            values = core.per_query_values(self.prepared, missing, settings)
+            self._fixed.update({m.name: values.get_column(m.name) for m in missing})
+        if other:
+            per_query = per_query.with_columns([self._fixed[m.name] for m in other])
+        per_query = per_query.select("query_id", *[m.name for m in metrics])
+        means = {m.name: core._mean(per_query.get_column(m.name)) for m in metrics}
+        return RunEval(run=self.prepared.run, metrics=metrics, per_query=per_query, queries=self.prepared.queries,
+                       settings=settings, means=means, prepared=self.prepared)

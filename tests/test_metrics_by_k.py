@@ -1,0 +1,137 @@
+"""`ByK` (every k at once, from running values down each query's ranks) equals `metrics.score` at every k, to
+the last bit: every metric of `SPECS`, under each setting the review can take."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import numpy as np
+import polars as pl
+import pytest
+
+from ragdiff.core import metrics as core
+from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics import SPECS, EvalSettings, Metric, prepare, score
+from ragdiff.core.metrics_by_k import ByK, kahan_running
+from ragdiff.core.runs import load_run
+
+SETTINGS = [
+    {},
+    {"judged_only": True},
+    {"unanswerable_as_zero": True},
+    {"gain": "exp", "threshold": 2},
+    {"judged_only": True, "unanswerable_as_zero": True, "level": "evidence"},
+]
+
+
+def every_metric(k: int) -> list[Metric]:
+    out = []
+    for family, spec in SPECS.items():
+        if spec.cutoff in ("required", "optional"):
+            out.append(Metric(family, k))
+        if spec.cutoff in ("optional", "none"):
+            out.append(Metric(family))
+    return out
+
+
+def same(a: float, b: float) -> bool:
+    return a == b or (a != a and b != b)
+
+
+def assert_equal_at_every_k(run, gold, depth: int, extra: dict, ks) -> None:
+    settings = EvalSettings(k=1, depth=depth, **extra)
+    prepared = prepare(run, gold, settings, unjudged_depth=0)
+    by_k = ByK(prepared, settings)
+    for k in ks:
+        at = replace(settings, k=k)
+        metrics = every_metric(k)
+        mine, theirs = by_k.score(at, metrics), score(prepared, at, metrics)
+        assert mine.per_query.columns == theirs.per_query.columns
+        for column in theirs.per_query.columns:
+            got, want = mine.per_query.get_column(column), theirs.per_query.get_column(column)
+            assert got.equals(want, check_dtypes=True), (extra, k, column)
+        for m in metrics:
+            assert same(mine.means[m.name], theirs.means[m.name]), (extra, k, m.name)
+        assert mine.queries == theirs.queries and mine.settings == at
+
+
+@pytest.mark.parametrize("extra", SETTINGS)
+def test_sample_runs_at_every_k(sample_runs, extra):
+    gold = load_gold(sample_runs / "gold.yaml")
+    for name in ("bm25.jsonl", "dense.jsonl", "rrf.jsonl"):
+        assert_equal_at_every_k(load_run(sample_runs / name), gold, 50, extra, range(1, 52))
+
+
+def write_set(folder, seed=5, queries=40, depth=300):
+    """TREC runs with tied scores, graded qrels (0-3, and -1: unjudged as trec_eval reads it) of up to ~200
+    judged chunks per query (longer than polars' 128-value blocks), unanswerable queries, a gold query run B
+    lacks and a run query the gold set lacks."""
+    rng = random.Random(seed)
+    qrels, runs = [], {"a": [], "b": []}
+    for q in range(queries):
+        qid = f"q{q:03d}"
+        pool = [f"c{q}-{i}" for i in range(depth + 100)]
+        unanswerable = q % 9 == 4
+        for chunk in rng.sample(pool, rng.choice([3, 20, 200])):
+            grade = 0 if unanswerable else rng.choice([0, 0, 1, 2, 3, -1])
+            qrels.append(f"{qid} 0 {chunk} {grade}\n")
+        for side, lines in runs.items():
+            if side == "b" and q == 7:
+                continue  # a gold query run B lacks
+            for rank, chunk in enumerate(rng.sample(pool, rng.randint(depth // 2, depth)), start=1):
+                lines.append(f"{qid} Q0 {chunk} {rank} {round(rng.random(), 1)} {side}\n")  # many ties
+    runs["a"].append("stray Q0 x 1 0.5 a\n")  # a run query the gold set lacks
+    (folder / "qrels.txt").write_text("".join(qrels))
+    for side, lines in runs.items():
+        (folder / f"{side}.trec").write_text("".join(lines))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    folder = write_set(tmp_path_factory.mktemp("by_k"))
+    gold = load_gold(folder / "qrels.txt", "qrels")
+    return gold, [load_run(folder / f"{side}.trec", "trec") for side in ("a", "b")]
+
+
+@pytest.mark.parametrize("extra", SETTINGS[:4])
+def test_generated_set_at_every_k(generated, extra):
+    gold, runs = generated
+    for run in runs:
+        assert_equal_at_every_k(run, gold, 300, extra, [*range(1, 40), *range(40, 302, 7), 299, 300, 301, 1000])
+
+
+def test_the_set_tells_the_two_sums_apart(generated):
+    """The equality above means something: on these rows polars' sum at a cutoff that keeps some rows is
+    Kahan's, which a plain running sum misses in the last bit, and where the cutoff keeps every row it is the
+    plain sum, which Kahan's misses."""
+    gold, runs = generated
+    settings = EvalSettings(k=1, depth=300)
+    prepared = prepare(runs[0], gold, settings, unjudged_depth=0)
+    rows = prepared.judged.sort("query_id", "rank").with_columns(
+        dg=core._gain(pl.col("grade"), "linear") * core._discount(pl.col("rank")))
+    lengths = rows.get_column("query_id").rle().struct.field("len").to_numpy().astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    dg = rows.get_column("dg").to_numpy()
+    kahan = kahan_running(dg, starts, lengths)
+    plain = np.concatenate([np.cumsum(dg[s:s + n]) for s, n in zip(starts, lengths)])
+    last = starts + lengths - 1
+    deepest = int(rows.get_column("rank").max())
+    core_at = {k: rows.group_by("query_id", maintain_order=True).agg(**core._dcg(k)).get_column(f"dcg_{k}").to_numpy()
+               for k in (deepest - 1, deepest)}
+    kept = rows.group_by("query_id", maintain_order=True).agg(
+        n=(pl.col("rank") <= deepest - 1).sum()).get_column("n").to_numpy()
+    cut = starts + kept - 1
+    assert (core_at[deepest - 1] != np.where(kept > 0, plain[cut], 0.0)).any()  # Kahan's, not plain
+    assert (core_at[deepest - 1] == np.where(kept > 0, kahan[cut], 0.0)).all()
+    assert (core_at[deepest] != kahan[last]).any()  # every row kept: the plain sum
+    assert (core_at[deepest] == plain[last]).all() or lengths.max() >= 128  # pairwise beyond 128 values
+
+
+def test_other_settings_are_refused(generated):
+    gold, runs = generated
+    settings = EvalSettings(k=3, depth=300)
+    by_k = ByK(prepare(runs[0], gold, settings, unjudged_depth=0), settings)
+    with pytest.raises(ValueError):
+        by_k.score(replace(settings, threshold=2), [Metric("recall", 3)])
