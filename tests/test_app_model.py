@@ -310,3 +310,41 @@ def test_a_change_updates_the_model_as_a_fresh_load_would(sample_runs, tmp_path,
         model.apply_change(file.undo())
     fresh = make_model(paths, k=k)
     assert model_state(model, touched) == model_state(fresh, touched)
+
+
+def test_header_and_rows_are_the_cores_numbers_at_every_k_after_marks(sample_runs, tmp_path):
+    """Every k the screen can show, after marks (the prepared runs spliced query by query): the header's A and B
+    are `evaluate`'s means on the written label file to the last bit, each row's hit, reciprocal rank and nDCG
+    are its per-query values, and the filters are the core's flips (the k's come from lookups in `ByK`)."""
+    import math
+    import shutil
+
+    from ragdiff.app.model import header_metrics
+    from ragdiff.core.labels import LabelFile, Mark
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    paths = {"a": tmp_path / "bm25.jsonl", "b": tmp_path / "dense.jsonl", "gold": tmp_path / "gold.yaml"}
+    model = make_model(paths, k=3, depth=20)
+    file = LabelFile(paths["gold"], reviewer="tester")
+    queries = model.visible("all")
+    for i, qid in enumerate(queries[:6]):
+        row = model.ranked(qid, "ab"[i % 2])[i]
+        model.apply_change(file.apply(Mark(qid, row.chunk_id, ["gold", "not_relevant", "evidence"][i % 3],
+                                           grade=2 if i % 3 == 0 else None)))
+    gold = load_gold(paths["gold"])
+    for k in [*range(1, 22), 5, 1]:
+        model.set_k(k)
+        metrics = header_metrics(k, 20)
+        evals = [evaluate(run, gold, model.settings, metrics) for run in (model.run_a, model.run_b)]
+        for line in model.header.metrics:
+            for got, ev in ((line.a, evals[0]), (line.b, evals[1])):
+                want = ev.means[line.name]
+                assert got == want or (math.isnan(got) and math.isnan(want)), (k, line.name)
+        h2m, m2h = flips(*evals, k)
+        assert model.visible("hit_to_miss") == h2m and model.visible("miss_to_hit") == m2h
+        for side, ev in zip("ab", evals):
+            for qid, recall, rr, ndcg in ev.per_query.select("query_id", f"recall@{k}", "mrr", f"ndcg@{k}").iter_rows():
+                row = model.rows[qid]
+                assert (getattr(row, f"hit_{side}"), getattr(row, f"rr_{side}"), getattr(row, f"ndcg_{side}")) == \
+                       (recall > 0, rr, ndcg), (k, qid)

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import polars as pl
 
 from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
@@ -20,7 +21,8 @@ from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
 from ragdiff.core import vocab
 from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, judged_pairs,
-                                  prepare, recall_curve, score)
+                                  prepare, recall_curve)
+from ragdiff.core.metrics_by_k import ByK, Ranked
 from ragdiff.core.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
@@ -178,11 +180,29 @@ class Basis:
     generation: int
     settings: EvalSettings  # at any k: view_at sets it
     prepared: tuple[PreparedRun, PreparedRun]
-    unjudged: dict[str, pl.DataFrame]  # side -> query_id, rank of the unjudged rows down to depth
+    by_k: tuple[ByK, ByK]  # the prepared runs scored at every k at once (each k a lookup)
+    unjudged: tuple[Ranked, Ranked]  # per run, its unjudged rows down to depth, by query in `order`
     queries: pl.DataFrame  # query_id, text, position: every gold query in gold order
     order: list[str]  # the same ids
     at: dict[str, int]  # query id -> its position in `order`
     present: tuple[dict, dict]  # query ids run A / run B returned something for
+    slots: tuple[np.ndarray, np.ndarray]  # per run, where each of its scored queries (per_query's order) is in `order`
+    unanswerable: np.ndarray  # per query in `order`: unanswerable and not scored (its own filter, no marks)
+
+    @classmethod
+    def build(cls, generation: int, settings: EvalSettings, prepared: tuple[PreparedRun, PreparedRun],
+              unjudged: dict[str, pl.DataFrame], queries: pl.DataFrame, order: list[str], at: dict[str, int],
+              present: tuple[dict, dict]) -> "Basis":
+        by_k = tuple(ByK(p, settings) for p in prepared)
+        slots = tuple(np.fromiter((at[q] for q in b.queries.to_list()), dtype=np.int64, count=len(b.queries))
+                      for b in by_k)
+        scored = np.zeros(len(order), dtype=bool)
+        scored[slots[0]] = True
+        unanswerable = np.zeros(len(order), dtype=bool)
+        unanswerable[[at[q] for q in prepared[0].queries.unanswerable if q in at]] = True
+        return cls(generation, settings, prepared, by_k,
+                   tuple(Ranked.of_stretches(unjudged[side], "rank", at, len(order)) for side in ("a", "b")),
+                   queries, order, at, present, slots, unanswerable & ~scored)
 
 
 @dataclass
@@ -201,56 +221,44 @@ class KView:
 
 
 def view_at(basis: Basis, k: int) -> KView:
-    """Score both prepared runs at k and classify every query (the work of a k change)."""
+    """Both runs' numbers at k (lookups in the runs' `ByK`), and every query classified (the work of a k
+    change): per query in gold order, hit, reciprocal rank and nDCG at k in A and B (None where not scored),
+    unjudged chunks in each top k, whether unanswerable, and the filters' members."""
     settings = replace(basis.settings, k=k)
     metrics = header_metrics(k, settings.depth)
-    eval_a, eval_b = (score(prepared, settings, metrics) for prepared in basis.prepared)
+    eval_a, eval_b = (by_k.score(settings, metrics) for by_k in basis.by_k)
     hit_to_miss, miss_to_hit = core_flips(eval_a, eval_b, k)
-    table = _query_table(basis.queries, eval_a, eval_b, basis.unjudged, k)
-    columns = [table.get_column(c).to_list() for c in _ROW_COLUMNS]
-    kind = table.get_column("kind")
-    ids = table.get_column("query_id")
+    n = len(basis.order)
+    columns: dict[str, list] = {}
+    hits = {}
+    for side, ev, slots in (("a", eval_a, basis.slots[0]), ("b", eval_b, basis.slots[1])):
+        values = ev.per_query
+        hit = values.get_column(f"recall@{k}").to_numpy() > 0
+        hits[side] = np.zeros(n, dtype=bool)
+        hits[side][slots] = hit
+        for name, column in ((f"hit_{side}", hit), (f"rr_{side}", values.get_column("mrr").to_numpy()),
+                             (f"ndcg_{side}", values.get_column(f"ndcg@{k}").to_numpy())):
+            cells = np.full(n, None, dtype=object)  # None where the query is not scored
+            cells[slots] = column
+            columns[name] = cells.tolist()
+    unjudged = [basis.unjudged[0].upto(k), basis.unjudged[1].upto(k)]
+    columns["unjudged_a"], columns["unjudged_b"] = unjudged[0].tolist(), unjudged[1].tolist()
+    unanswerable = basis.unanswerable
+    columns.update(query_id=basis.order, text=basis.queries.get_column("text").to_list(),
+                   position=basis.queries.get_column("position").to_list(), unanswerable=unanswerable.tolist())
+    ids = np.array(basis.order, dtype=object)
     flipped = set(hit_to_miss) | set(miss_to_hit)
     members = {
         "all": basis.order,
         "hit_to_miss": hit_to_miss,
         "miss_to_hit": miss_to_hit,
-        "both_miss": ids.filter(kind == "both_miss").to_list(),
-        "unanswerable": ids.filter(table.get_column("unanswerable")).to_list(),
-        "unjudged": ids.filter((table.get_column("unjudged_a") > 0) | (table.get_column("unjudged_b") > 0)).to_list(),
+        "both_miss": ids[~unanswerable & ~hits["a"] & ~hits["b"]].tolist(),
+        "unanswerable": ids[unanswerable].tolist(),
+        "unjudged": ids[(unjudged[0] > 0) | (unjudged[1] > 0)].tolist(),
     }
-    return KView(k, basis.generation, eval_a, eval_b, QueryRows(columns, basis.at, basis.present), hit_to_miss,
+    return KView(k, basis.generation, eval_a, eval_b,
+                 QueryRows([columns[c] for c in _ROW_COLUMNS], basis.at, basis.present), hit_to_miss,
                  miss_to_hit, members, hit_to_miss + miss_to_hit + [q for q in basis.order if q not in flipped])
-
-
-def _query_table(queries: pl.DataFrame, eval_a: RunEval, eval_b: RunEval, unjudged_rows: dict[str, pl.DataFrame],
-                 k: int, one: str | None = None) -> pl.DataFrame:
-    """Per query (of `queries`, in its order): hit, reciprocal rank and nDCG at k in A and B, unjudged chunks in
-    each top k, whether unanswerable, and its kind — joined and classified in polars. `one`: that query only."""
-    recall, rr, ndcg = f"recall@{k}", "mrr", f"ndcg@{k}"
-    table = queries
-    for side, ev in (("a", eval_a), ("b", eval_b)):
-        per_query = ev.per_query if one is None else ev.per_query.filter(pl.col("query_id") == one)
-        values = per_query.select(
-            "query_id",
-            (pl.col(recall) > 0).alias(f"hit_{side}"), pl.col(rr).alias(f"rr_{side}"),
-            pl.col(ndcg).alias(f"ndcg_{side}"), pl.lit(True).alias(f"scored_{side}"))
-        rows = unjudged_rows[side] if one is None else unjudged_rows[side].filter(pl.col("query_id") == one)
-        unjudged = (rows.filter(pl.col("rank") <= k).group_by("query_id")
-                    .agg(pl.len().cast(pl.Int64).alias(f"unjudged_{side}")))
-        table = (table.join(values, on="query_id", how="left", maintain_order="left")
-                 .join(unjudged, on="query_id", how="left", maintain_order="left"))
-    unanswerable = pl.Series(eval_a.queries.unanswerable, dtype=pl.String)
-    return table.with_columns(
-        pl.col("unjudged_a", "unjudged_b").fill_null(0),
-        unanswerable=pl.col("query_id").is_in(unanswerable.implode()) & pl.col("scored_a").is_null(),
-    ).with_columns(
-        kind=pl.when(pl.col("unanswerable")).then(pl.lit("unanswerable"))
-        .when(pl.col("hit_a") & ~pl.col("hit_b")).then(pl.lit("hit_to_miss"))
-        .when(pl.col("hit_b") & ~pl.col("hit_a")).then(pl.lit("miss_to_hit"))
-        .when(pl.col("hit_a")).then(pl.lit("both_hit"))
-        .otherwise(pl.lit("both_miss")),
-    )
 
 
 def _stretches(frame: pl.DataFrame, order: list[str]) -> tuple[pl.DataFrame, dict[str, tuple[int, int]]]:
@@ -336,9 +344,9 @@ class ReviewModel:
         self.set_k(self.settings.k)
 
     def _new_basis(self) -> None:
-        self._basis = Basis(self._generation, self.settings, self._prepared, dict(self._unjudged),
-                            self._queries_frame, self._query_order, self._position,
-                            (self._index["a"], self._index["b"]))
+        self._basis = Basis.build(self._generation, self.settings, self._prepared, self._unjudged,
+                                  self._queries_frame, self._query_order, self._position,
+                                  (self._index["a"], self._index["b"]))
 
     def _labels(self, gold: Gold) -> pl.DataFrame:
         """query_id, chunk_id, grade, level (as labelled) and effective (the grade scored at the level)."""
@@ -349,7 +357,7 @@ class ReviewModel:
     def _unjudged_rows(self, frame: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
         """query_id, rank of the rows down to depth with no judgment (grade >= 0) in `judged`."""
         return (frame.lazy().filter(pl.col("rank") <= self.settings.depth)
-                .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti")
+                .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti", maintain_order="left")
                 .select("query_id", "rank").collect())
 
     def _query_labels(self, query_id: str) -> tuple[dict, list]:
@@ -498,37 +506,9 @@ class ReviewModel:
         return True
 
     def _rescore_one(self, qid: str) -> None:
-        """After one query's labels changed: the numbers at k again (the means from the prepared runs, as a k
-        change does), but only that query's row, kind and memberships are worked out again."""
-        k = self.settings.k
-        view = self.view
-        eval_a, eval_b = (score(prepared, self.settings, self.metrics) for prepared in self._prepared)
-        table = _query_table(self._queries_frame.filter(pl.col("query_id") == qid), eval_a, eval_b,
-                             self._unjudged, k, one=qid)
-        row = _query_row([table.get_column(c).to_list() for c in _ROW_COLUMNS], 0,
-                         (self._index["a"], self._index["b"]))
-        view.rows[qid] = row
-        kind = row.kind
-        position = self._position
-        members = view.members
-
-        def place(name: str, member: bool) -> list[str]:
-            ids = [q for q in members[name] if q != qid]
-            if member:
-                at = next((i for i, q in enumerate(ids) if position[q] > position[qid]), len(ids))
-                ids.insert(at, qid)
-            members[name] = ids
-            return ids
-
-        view.hit_to_miss = place("hit_to_miss", kind == "hit_to_miss")
-        view.miss_to_hit = place("miss_to_hit", kind == "miss_to_hit")
-        place("both_miss", kind == "both_miss")
-        place("unanswerable", row.unanswerable)
-        place("unjudged", row.unjudged_a > 0 or row.unjudged_b > 0)
-        flipped = set(view.hit_to_miss) | set(view.miss_to_hit)
-        view.flips_order = (view.hit_to_miss + view.miss_to_hit
-                            + [q for q in self._query_order if q not in flipped])
-        view.eval_a, view.eval_b, view.generation = eval_a, eval_b, self._generation
+        """After one query's labels changed: the numbers at k again, from the new generation's basis (every
+        query's row, kind and memberships, as a k change does: lookups, so no cheaper for one query)."""
+        view = view_at(self._basis, self.settings.k)
         self.store_view(view)
         self._use(view)
 
