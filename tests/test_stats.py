@@ -228,3 +228,77 @@ def test_sign_flip_p_kept_draws_are_the_fresh_ones():
         stats._DRAWS_MAX_CELLS = kept
     assert list(first) == list(again) == list(fresh)
     assert list(stats.sign_flip_p(d, flips=3000, seed=10)) != list(first)
+
+
+def _detect_inputs(d, resamples=300, flips=200, seed=5):
+    """What one row's search reads, made as `detectable_jobs` makes it: the centred differences resampled, their
+    sums, and each resample's sums under random sign flips."""
+    d = np.asarray(d, dtype=float)
+    n = len(d)
+    rng = np.random.default_rng(seed)
+    signs = rng.integers(0, 2, size=(flips, n)).astype(float) * 2.0 - 1.0
+    drawn = (d - d.mean())[rng.integers(0, n, size=(resamples, n))]
+    return drawn.sum(axis=1), signs @ drawn.T, signs.sum(axis=1), n
+
+
+_DETECT_CASES = {
+    "recall-like n=67": lambda rng: rng.choice([-1.0, 0.0, 1.0], size=67, p=[0.1, 0.8, 0.1]),
+    "precision-like n=120": lambda rng: rng.integers(-5, 6, size=120) / 5.0,
+    "graded n=50": lambda rng: rng.normal(0.01, 0.2, size=50),
+    "skewed n=40": lambda rng: rng.exponential(0.2, size=40) - 0.2,
+    "mostly zero n=300": lambda rng: rng.choice([-1.0, 0.0, 1.0], size=300, p=[0.02, 0.96, 0.02]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DETECT_CASES))
+def test_narrowed_outcomes_are_the_plain_ones_at_every_shift(case):
+    """`_Outcomes.at` after `narrow(lo, hi)` computes only the unsettled outcomes: at every d of [lo, hi] (its
+    ends, a grid, and again after narrowing further) it gives exactly the booleans `plain(d)` computes."""
+    from ragdiff.core.stats import _Outcomes
+
+    rng = np.random.default_rng(21)
+    observed, flipped, signs_sum, n = _detect_inputs(_DETECT_CASES[case](rng))
+    for direction in (1.0, -1.0):
+        scale = float(np.sqrt(np.mean(observed * observed))) / n
+        for lo, hi in ((0.0, 6 * scale), (scale, 3 * scale), (2.9 * scale, 3.0 * scale)):
+            outcomes = _Outcomes(observed, flipped, signs_sum, n, 0.05, direction)
+            assert not outcomes.narrowed
+            settled_some = False
+            for a, b in ((lo, hi), (lo + (hi - lo) / 4, hi - (hi - lo) / 3)):
+                outcomes.narrow(a, b)
+                settled_some |= outcomes.f.size < flipped.size
+                for d in [a, b, *np.linspace(a, b, 41), *rng.uniform(a, b, 20)]:
+                    assert np.array_equal(outcomes.at(float(d)), outcomes.plain(float(d))), (direction, a, b, d)
+            assert settled_some  # it narrowed something: not the plain form under another name
+
+
+@pytest.mark.parametrize("case", sorted(_DETECT_CASES))
+def test_the_narrowed_search_finds_the_plain_searchs_shift(case):
+    from ragdiff.core.stats import _shift_to_detect
+
+    rng = np.random.default_rng(8)
+    observed, flipped, signs_sum, n = _detect_inputs(_DETECT_CASES[case](rng), resamples=1000, flips=500)
+    for direction in (1.0, -1.0):
+        plain = _shift_to_detect(observed, flipped, signs_sum, n, 0.05, 0.8, direction, narrow=False)
+        assert _shift_to_detect(observed, flipped, signs_sum, n, 0.05, 0.8, direction) == plain
+
+
+def test_narrowed_outcomes_keep_an_exact_tie_at_the_pass_line():
+    """A flipped sum exactly on the threshold counts against the resample (>=), as in the plain form: one such
+    tie that decides whether the resample passes is left open by `narrow` and counted the same way by `at`."""
+    from ragdiff.core.stats import _Outcomes
+
+    flips, n, d0 = 200, 50, 0.125
+    observed = np.array([1.5, -2.0])
+    signs_sum = np.zeros(flips)
+    flipped = np.zeros((flips, 2))
+    plain = _Outcomes(observed, flipped, signs_sum, n, 0.05, 1.0)
+    limit = int(np.flatnonzero(plain.passes)[-1])  # the most flips against a resample that still passes
+    threshold = plain._threshold(np.abs(observed + n * d0))
+    flipped[:limit, :] = 1e6  # against it at any shift
+    flipped[limit, :] = threshold  # |sum| == threshold at d0 exactly: one more against it there
+    assert not plain.plain(d0).any() and plain.plain(d0 + 1e-3).all()
+    outcomes = _Outcomes(observed, flipped, signs_sum, n, 0.05, 1.0)
+    outcomes.narrow(d0 - 0.01, d0 + 0.01)
+    for d in (d0, d0 - 1e-3, d0 + 1e-3, d0 - 0.01, d0 + 0.01):
+        assert np.array_equal(outcomes.at(d), outcomes.plain(d)), d
