@@ -214,3 +214,36 @@ def test_a_history_that_cannot_be_written_is_bad_input(tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     code, out, err = run_cli(capsys, "eval", DATA / "lesson_a.json", *LESSON, "--log", tmp_path / "file" / "h.csv")
     assert code == 2 and "Traceback" not in err and "h.csv" in err and f"{tmp_path / 'file'} is a file" in err
+
+
+def test_a_row_holds_each_metric_exactly_as_eval_computed_it(tmp_path):
+    """Correct to the last decimal: a logged number reads back as the same float, bit for bit (it was cut to
+    10 significant digits: 0.5555555555555556 came back as 0.5555555556)."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.history import append_runs
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    gold = load_gold(DATA / "lesson_gold.yaml")
+    ev = evaluate(load_run(DATA / "lesson_a.json"), gold, EvalSettings(k=3, depth=3))
+    assert any(len(repr(v)) > 12 for v in ev.means.values() if v is not None)  # a number 10 digits would cut
+    log = tmp_path / "h.csv"
+    append_runs(log, [ev], gold)
+    [row] = load_history(log).rows
+    assert {m: v for m, v in row.metrics.items()} == dict(ev.means)
+    assert all(v is None or v.hex() == row.metrics[m].hex() for m, v in ev.means.items())
+
+
+def test_rows_written_at_ten_digits_still_read_and_a_widened_file_keeps_their_cells(tmp_path, capsys):
+    log = tmp_path / "h.csv"
+    run_cli(capsys, "eval", DATA / "lesson_a.json", *LESSON, "--log", log, "--metrics", "mrr")
+    header, row = log.read_text().splitlines()
+    old_cell = "0.5555555556"  # what the earlier writer wrote for 5/9
+    old = row.rsplit(",", 1)[0] + "," + old_cell
+    typed = row.rsplit(",", 1)[0] + ",0.50"  # a cell someone typed
+    log.write_text(f"{header}\n{old}\n{typed}\n")
+    assert [r.metrics["mrr"] for r in load_history(log).rows] == [float(old_cell), 0.5]
+    run_cli(capsys, "eval", DATA / "lesson_b.json", *LESSON, "--log", log, "--metrics", "mrr,ndcg@3")  # widens
+    lines = log.read_text().splitlines()
+    assert lines[1:3] == [old + ",", typed + ","]  # the old rows as written, one empty cell added
+    assert [r.metrics["mrr"] for r in load_history(log).rows[:2]] == [float(old_cell), 0.5]

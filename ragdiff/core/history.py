@@ -32,6 +32,7 @@ class HistoryRow:
     run: str
     fields: dict[str, str]  # every fixed column as written
     metrics: dict[str, float | None]  # metric name -> value (None: not measured in this row)
+    cells: dict[str, str] | None = None  # metric name -> its cell as written (kept when the file is widened)
 
     def get(self, column: str) -> str:
         return self.fields.get(column, "")
@@ -69,9 +70,12 @@ def stored_path(path: Path, history: Path) -> str:
 
 
 def _number(value: float | None) -> str:
+    """A metric as its cell: the shortest text that reads back as exactly this float (repr), so a row holds
+    the number eval computed to the last bit ("correct to the last decimal"); rows written before at 10
+    significant digits read as they always did."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return format(float(value), ".10g")
+    return repr(float(value))
 
 
 def _row_for(ev: RunEval, gold: Gold, gold_sha: str, corpus_sha: str, when: str, history: Path) -> dict[str, str]:
@@ -144,7 +148,9 @@ def _append(path: Path, new_rows: list[dict[str, str]], new_metrics: list[str]) 
             os.fsync(handle.fileno())
         return
     header = list(FIXED_COLUMNS) + history.metric_names + missing
-    old_rows = [{**r.fields, **{m: _number(v) for m, v in r.metrics.items()}} for r in history.rows]
+    # the rows already there keep their cells as written: widening adds columns, it does not re-format numbers
+    old_rows = [{**r.fields, **(r.cells if r.cells is not None else {m: _number(v) for m, v in r.metrics.items()})}
+                for r in history.rows]
     _write_atomic(path, header, old_rows + new_rows)
 
 
@@ -205,7 +211,8 @@ def load_history(path: str | Path) -> History:
                 if not value.lstrip("-").isdigit():
                     raise InputError(path, f"{column} is {value!r}; expected a whole number", line)
             metrics: dict[str, float | None] = {}
-            for name, cell in zip(metric_names, record[len(FIXED_COLUMNS):]):
+            cells = dict(zip(metric_names, record[len(FIXED_COLUMNS):]))
+            for name, cell in cells.items():
                 cell = cell.strip()
                 if not cell:
                     metrics[name] = None
@@ -217,7 +224,8 @@ def load_history(path: str | Path) -> History:
                 if not math.isfinite(value):
                     raise InputError(path, f"{name} is {cell!r}; expected a finite number", line)
                 metrics[name] = value
-            rows.append(HistoryRow(line=line, when=when, run=fields["run"], fields=fields, metrics=metrics))
+            rows.append(HistoryRow(line=line, when=when, run=fields["run"], fields=fields, metrics=metrics,
+                                   cells=cells))
     except csv.Error as err:
         raise InputError(path, f"malformed CSV ({err})", reader.line_num or line) from None
     return History(path=path, metric_names=metric_names, rows=rows)
