@@ -192,6 +192,33 @@ async def test_help_lists_every_binding(lesson, screen, settled):
         assert "next query in the list" not in "\n".join(screen(app))
 
 
+@pytest.mark.parametrize("size", [(80, 24), (140, 40)], ids=["80x24", "140x40"])
+async def test_help_scrolls_on_purpose_where_it_does_not_fit(lesson, settled, size):
+    """Taller than the screen (80x24): the subtitle says which lines show of how many, and the keys it names
+    scroll it to its last line; where it all fits (140x40) it says nothing about scrolling."""
+    app = lesson_app(lesson)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        box = app.screen.query_one("#help-box")
+        total, shown = box.virtual_size.height, box.scrollable_content_region.height
+        if size == (140, 40):
+            assert total <= shown and "scroll" not in str(box.border_subtitle)
+            return
+        assert total > shown
+        assert str(box.border_subtitle).startswith(f"lines 1–{shown} of {total} ·")
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert str(box.border_subtitle).startswith(f"lines 3–{shown + 2} of {total} ·")
+        await pilot.press("space")
+        await pilot.pause()
+        assert box.scroll_y == 2 + shown
+        await pilot.press("end")
+        await pilot.pause()
+        assert str(box.border_subtitle).startswith(f"lines {total - shown + 1}–{total} of {total} ·")
+
+
 async def test_search_filters_by_text(lesson, settled):
     app = lesson_app(lesson)
     async with app.run_test(size=SIZE) as pilot:

@@ -53,6 +53,13 @@ def test_help_screen_at(size, lesson, snap_compare):
     assert snap_compare(lesson_app(lesson), terminal_size=size, run_before=_settle, press=["question_mark"])
 
 
+def test_help_screen_scrolled_to_its_end_at_80x24(lesson, snap_compare):
+    """At 80x24 the help is taller than the screen and scrolls on purpose: End shows its last lines, and the
+    subtitle says which lines of how many are showing."""
+    assert snap_compare(lesson_app(lesson), terminal_size=(80, 24), run_before=_settle,
+                        press=["question_mark", "end"])
+
+
 def test_main_screen(lesson, snap_compare):
     """The lesson's queries at k=3: q1 flips hit→miss and is first; B's unjudged policy-31 is marked ?."""
     assert snap_compare(lesson_app(lesson), terminal_size=SIZE, run_before=_settle)

@@ -92,9 +92,19 @@ def legend_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
+    """Keys and legend. Below 130 columns they stand one above the other and are taller than a small terminal
+    (69 lines at 80x24): the box scrolls on purpose — it has the focus, so ↑↓ PgUp PgDn Home End scroll it,
+    and j k space as in the judge's chunk text — and its subtitle says which lines are showing of how many
+    (only when it scrolls: where it all fits, it says so by saying nothing about scrolling)."""
+
     # keys and legend side by side from 130 columns, the legend under the keys below that
     HORIZONTAL_BREAKPOINTS = [(0, "-stacked"), (130, "-side-by-side")]
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "close help", id="help.close")]
+    BINDINGS = [
+        Binding("escape,question_mark,q", "dismiss", "close help", id="help.close"),
+        Binding("j", "scroll_help(1)", "down", show=False, id="help.down"),
+        Binding("k", "scroll_help(-1)", "up", show=False, id="help.up"),
+        Binding("space", "page_help(1)", "page down", show=False, id="help.page"),
+    ]
 
     def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:
         super().__init__()
@@ -107,5 +117,27 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(legend_table(), id="help-legend")
 
     def on_mount(self) -> None:
-        self.query_one("#help-box").border_title = "keys and marks"
-        self.query_one("#help-box").border_subtitle = "↑↓ scroll · esc / ? / q close"
+        box = self.query_one("#help-box", VerticalScroll)
+        box.border_title = "keys and marks"
+        box.border_subtitle = "esc / ? / q close"
+        self.watch(box, "scroll_y", lambda _y: self._where(), init=False)
+        self.call_after_refresh(self._where)  # once the box has its size
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._where)
+
+    def _where(self) -> None:
+        box = self.query_one("#help-box", VerticalScroll)
+        total, shown = box.virtual_size.height, box.scrollable_content_region.height
+        if total <= shown or shown <= 0:
+            box.border_subtitle = "esc / ? / q close"
+            return
+        top = min(int(box.scroll_y), total - shown)
+        box.border_subtitle = f"lines {top + 1}–{top + shown} of {total} · ↑↓ j k space scroll · esc close"
+
+    def action_scroll_help(self, lines: int) -> None:
+        self.query_one("#help-box", VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    def action_page_help(self, pages: int) -> None:
+        box = self.query_one("#help-box", VerticalScroll)
+        box.scroll_relative(y=pages * box.scrollable_content_region.height, animate=False)
