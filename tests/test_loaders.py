@@ -202,6 +202,18 @@ def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
     assert _load_plain_trec(p) is None  # tabs: the general path
 
 
+@pytest.mark.parametrize("line", ["q1 Q0 b 2 0.4", "q1 Q0 b 2  t", "q1 Q0  2 0.4 t", "q1 Q0 b -2 0.4 t",
+                                  "q1 Q0 b 2.5 0.4 t", "q1 Q0 b 2 nan t", "q1 Q0 b 2 -inf t", "q1 Q0 b 2 x t"])
+def test_the_fast_trec_reader_hands_every_faulty_line_to_the_general_path(tmp_path, line):
+    """A short line, an empty field, a rank that is not a whole number >= 0, a score that is not a finite
+    number: the fast reader declines the file, and the general path names the line."""
+    from ragdiff.core.runs import _load_plain_trec
+
+    p = tmp_path / "run.trec"
+    p.write_text("".join(f"q{i} Q0 c{i} {i} 0.5 t\n" for i in range(300)) + line + "\n")
+    assert _load_plain_trec(p) is None
+
+
 def test_blank_and_comment_lines_keep_true_line_numbers(tmp_path):
     """Files the fast reader must not take (a blank line, a 6-token comment) still name the right line."""
     p = tmp_path / "run.trec"

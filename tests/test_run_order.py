@@ -113,3 +113,14 @@ def test_a_repeated_chunk_is_found_among_many_rows(tmp_path, keep_first):
             load_run(path)
         assert err.value.line == 50_001
         assert "'c100' appears twice for query 'q3' (lines 101 and 50001)" in str(err.value)
+
+
+def test_ordering_takes_the_columns_out_of_the_frame_it_orders():
+    """ordered_frame gathers a column at a time and lets the unordered one go (a million-line run is not held
+    twice while it is ordered): the frame handed in is left without columns, the ordered one is whole."""
+    rng = random.Random(4)
+    rows = [(f"q{rng.randrange(20)}", f"c{i}", float(rng.randrange(5)), i + 1) for i in range(2_000)]
+    frame = frame_of(rows).with_columns(pl.col("query_id").cast(pl.Categorical))
+    ordered = ordered_frame(None, frame, True)
+    assert frame.width == 0
+    assert got_order(ordered) == expected_order(rows)

@@ -130,12 +130,16 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
 def ordered_frame(path: Path, frame: pl.DataFrame, sort_by_score: str | bool, keep_first: bool = False,
                   allow: bool = False) -> pl.DataFrame:
     """A loader's rows checked for repeated chunks, ordered and ranked (RUN_SCHEMA): the last step of every
-    loader, and of each part of a run read in parts (core/partitioned.py)."""
+    loader, and of each part of a run read in parts (core/partitioned.py).
+
+    The ordering takes the columns out of `frame` as it gathers them (a TREC run's frame is left empty), so
+    the rows are not held twice while they are ordered."""
     # query ids as a Categorical while deduplicating and sorting: u32 keys instead of strings (bench/: the
     # sort of a million-line run 0.26 s -> 0.18 s); rows of one query stay together, which is all the sort needs
-    frame = frame.with_columns(pl.col("query_id").cast(pl.Categorical))
+    if frame.schema["query_id"] != pl.Categorical:  # the plain TREC reader reads it so
+        frame = frame.with_columns(pl.col("query_id").cast(pl.Categorical))
     frame = _dedupe(path, frame, keep_first, allow=allow)
-    return _order(frame, sort_by_score).with_columns(pl.col("query_id").cast(pl.String))
+    return _order(frame, sort_by_score)
 
 
 def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
@@ -145,9 +149,16 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
                            nulls_last=True)
     elif sort_by_score and frame.get_column("score").null_count() == 0 and frame.height > 1:
         order, rank = score_order(frame)
-        frame = frame[pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)]
+        index = pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)
         del order
-        return frame.with_columns(pl.Series("rank", rank, dtype=pl.UInt32)).select(list(RUN_SCHEMA))
+        # a column at a time, each let go of once gathered: the unordered rows and the ordered ones side by
+        # side would be the loading's peak
+        frame.drop_in_place("rank")  # the loader's placeholder
+        ordered = {name: frame.drop_in_place(name).gather(index) for name in ("query_id", "chunk_id", "score", "line")}
+        del index
+        ordered["query_id"] = ordered["query_id"].cast(pl.String)
+        ordered["rank"] = pl.Series("rank", rank, dtype=pl.UInt32)
+        return pl.DataFrame([ordered[name] for name in RUN_SCHEMA])
     elif sort_by_score:
         frame = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True], nulls_last=True)
     else:
@@ -155,7 +166,8 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
     # sorted by query, so a query's rows are one stretch: rank = position - where the stretch starts + 1
     position = pl.int_range(pl.len(), dtype=pl.UInt32)
     starts = pl.when(pl.col("query_id") != pl.col("query_id").shift(1)).then(position).forward_fill().fill_null(0)
-    return frame.with_columns(rank=position - starts + 1).select(list(RUN_SCHEMA))
+    return frame.with_columns(rank=position - starts + 1, query_id=pl.col("query_id").cast(pl.String)).select(
+        list(RUN_SCHEMA))
 
 
 def _query_codes(queries: pl.Series):
@@ -281,31 +293,36 @@ def _load_trec(path: Path) -> pl.DataFrame:
     return _load_any_trec(path) if frame is None else frame
 
 
-_TREC_SCHEMA = {"query_id": pl.String, "q0": pl.String, "chunk_id": pl.String, "rank": pl.Int64,
+# what the plain reader asks of each column: the query id as a Categorical (the u32 codes the ordering sorts,
+# instead of a string column cast afterwards), the rank as an unsigned number (a negative or fractional one is
+# a parse error, which sends the file to the general path and its message), the tag only to see it is there
+_TREC_SCHEMA = {"query_id": pl.Categorical, "q0": pl.String, "chunk_id": pl.String, "rank": pl.UInt32,
                 "score": pl.Float64, "tag": pl.String}
 
 
 def _load_plain_trec(path: Path) -> pl.DataFrame | None:
     """The common case (single spaces, six columns, no comment, blank line or BOM) through polars' CSV reader,
     six times faster than the general path; None sends anything else to the general path, whose messages
-    name the line and what is wrong."""
+    name the line and what is wrong.
+
+    One streaming query: each batch of lines is read and checked (every field there, a finite score) into
+    one boolean a row, so the rank and tag columns never exist whole (bench/RESULTS.md: 30 MiB less at the
+    peak of a million-line run, and as much less left in polars' allocator for the next run to stack on)."""
     if not _is_plain(path):
         return None
+    whole = pl.all_horizontal(pl.col(c).is_not_null() for c in ("query_id", "chunk_id", "rank", "score", "tag"))
     try:
-        frame = pl.read_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_SCHEMA,
-                            columns=[0, 2, 3, 4, 5], truncate_ragged_lines=False, encoding="utf8")
+        frame = pl.scan_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_SCHEMA,
+                            truncate_ragged_lines=False, encoding="utf8").select(
+            "query_id", "chunk_id", "score", ok=whole & pl.col("score").is_finite()).collect()
     except Exception:  # any refusal (ragged, non-numeric, encoding): the general path says which line
         return None
-    # a short line reads as nulls at its end (the tag is read only to see it is there)
-    ok = frame.select(
-        pl.all_horizontal(pl.all().is_not_null()).all()
-        & (pl.col("rank") >= 0).all()
-        & pl.col("score").is_finite().all()
-    ).item()
-    if not ok:
+    # a short line reads as nulls at its end
+    if not frame.get_column("ok").all():
         return None
+    # one chunk a column: the reader's batches are many, and gathering rows across them is four times slower
     return frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"),
-                        pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line"))
+                        pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")).rechunk()
 
 
 def _is_plain(path: Path) -> bool:
