@@ -172,7 +172,8 @@ def _random_case(tmp_path, seed: int, n: int = 40, pool: int = 30):
 
 
 BOUND_METRICS = ["recall@1", "recall@3", "recall@5", "recall@10", "recall@20", "recall_frac@3", "recall_frac@5",
-                 "recall_frac@20", "precision@5", "precision@10", "precision@20", "mrr", "ndcg@5", "ndcg@20"]
+                 "recall_frac@20", "precision@5", "precision@10", "precision@20", "mrr", "ndcg@5", "ndcg@20",
+                 "map@10", "bpref", "mrr@20"]
 
 
 @pytest.mark.parametrize("case", [dict(), dict(threshold=2), dict(level="evidence"), dict(unanswerable_as_zero=True),
@@ -212,6 +213,45 @@ def test_counted_bounds_are_the_promoted_ones_to_the_last_bit(tmp_path, case, se
     thin = prepare(run, gold, settings, unjudged_depth=0)
     assert {n: (b.value, b.unjudged) for n, b in upper_bounds(thin, metrics, settings).items()} == \
            {n: (b.value, b.unjudged) for n, b in promoted.items()}
+
+
+DEEP_METRICS = ["ndcg@600", "map@600", "mrr@600", "recall_frac@600", "ndcg@5", "mrr", "ndcg", "map", "bpref",
+                "rprec", "recall@600"]
+
+
+@pytest.mark.parametrize("case", [dict(), dict(threshold=2, gain="exp"), dict(unanswerable_as_zero=True),
+                                  dict(judged_only=True)])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_deep_bounds_promoted_without_listing_the_rows_are_the_listed_ones_to_the_last_bit(tmp_path, case, seed):
+    """ndcg, map, mrr and the rest at a window of 600 (queries of up to 600 rows): the promoted rows made from
+    the judged rows and the returned counts (`promote_window`, no unjudged row listed or kept) rescore to the
+    floats of the listed unjudged rows promoted (`promote`), per query, mean and count; a chunk judged twice in a
+    query (seed 3) falls back to listing them."""
+    import dataclasses
+
+    import polars as pl
+
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, prepare, promote_window, rows_for_bounds, upper_bounds
+    from ragdiff.core.runs import load_run
+
+    qrels, run_path = _random_case(tmp_path, seed, pool=600)
+    gold, run = load_gold(qrels, fmt="qrels"), load_run(run_path, fmt="trec")
+    if seed == 3:
+        gold = dataclasses.replace(gold, judgments=pl.concat([gold.judgments, gold.judgments.head(12)]))
+    settings = EvalSettings(**{"k": 5, "depth": 600, **case})
+    metrics = [parse_metric(n) for n in DEEP_METRICS]
+    assert rows_for_bounds(metrics, settings) == 5  # the deep windows' rows are not kept
+    prepared = prepare(run, gold, settings, unjudged_depth=rows_for_bounds(metrics, settings))
+    assert (promote_window(prepared, 600, settings) is None) == (seed == 3)
+    fast = upper_bounds(prepared, metrics, settings)
+    plain = upper_bounds(prepare(run, gold, settings), metrics, settings, counted=False)
+    assert set(fast) == set(plain) == {m.name for m in metrics}
+    assert any(b.unjudged for b in plain.values()) != settings.judged_only
+    for name, bound in plain.items():
+        got = fast[name]
+        assert (got.value, got.unjudged, got.window) == (bound.value, bound.unjudged, bound.window), name
+        assert got.per_query.to_list() == bound.per_query.to_list(), name
 
 
 def test_counted_bounds_fall_back_when_a_query_is_two_stretches(tmp_path):
