@@ -260,3 +260,110 @@ async def test_waiting_for_the_writes_outlasts_a_p_value_job_replaced_by_a_newer
         assert ops(lesson["gold"]) == [("mark", "q1", chunk, "evidence", None)
                                        for chunk in ("policy-14", "policy-2", "policy-9")]
         assert app.session.idle and replaced.is_set()
+
+
+async def test_k_held_down_with_next_and_marks_typed_fast(sample_runs, tmp_path, settled):
+    """`+` and `-` held down (faster than the worker scores the k's beside the one shown), `]` and marks in
+    between, every key queued at once: each mark lands on the query and chunk on screen at its key, and at
+    the end the header, the flips and the cursor are what the core says at the final k on the written file.
+
+    The expected screen is worked out from the files: the query order at each k is the core's flips first
+    (`evaluate` + `flips` on a copy of the label file the same marks are applied to), the chunk is the run
+    file's row under list A's cursor. The marks are `x` on unjudged chunks: each changes judged@k, none moves a
+    flip, so the order the app shows at a k does not depend on when a mark's write comes back."""
+    import math
+
+    from ragdiff.app.model import header_metrics
+    from ragdiff.core.diff import flips
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels import LabelFile, Mark
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    folder = demo_copy(sample_runs, tmp_path)
+    oracle = tmp_path / "oracle"
+    oracle.mkdir()
+    shutil.copy2(folder / "gold.yaml", oracle / "gold.yaml")
+    run_a = results(folder / "bm25.jsonl")
+    runs = [load_run(folder / name) for name in ("bm25.jsonl", "dense.jsonl")]
+    oracle_file = LabelFile(oracle / "gold.yaml", reviewer="oracle")
+    depth = 50
+
+    def order_at(k):
+        gold = load_gold(oracle / "gold.yaml")
+        evals = [evaluate(run, gold, EvalSettings(k=k, depth=depth)) for run in runs]
+        h2m, m2h = flips(*evals, k)
+        return h2m + m2h + [q for q in gold.queries.get_column("query_id").to_list() if q not in h2m + m2h]
+
+    def judged(qid, chunk):
+        gold = load_gold(oracle / "gold.yaml")
+        return (qid, chunk) in set(gold.judgments.select("query_id", "chunk_id").iter_rows())
+
+    def header_is_the_core_at(k):
+        gold = load_gold(folder / "gold.yaml")
+        settings = EvalSettings(k=k, depth=depth)
+        evals = [evaluate(run, gold, settings, header_metrics(k, depth)) for run in runs]
+        assert app.model.k == k
+        for line in app.model.header.metrics:
+            for got, ev in ((line.a, evals[0]), (line.b, evals[1])):
+                want = ev.means[line.name]
+                assert got == want or (math.isnan(got) and math.isnan(want)), (k, line.name, got, want)
+        h2m, m2h = flips(*evals, k)
+        counts = app.model.filter_counts()
+        assert (counts["hit_to_miss"], counts["miss_to_hit"]) == (len(h2m), len(m2h))
+        return True
+
+    app = sample_app(folder, k=5)
+    app.inputs.reviewer = "tester"
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        k, order = 5, order_at(5)
+        assert list(app.query_one(QueryList).ids) == order
+        cursor, row = 0, 0  # the query list's cursor; list A's cursor (a row of run A's results)
+        keys, expected = ["tab"], []
+        plan = "+++jx]++jx-x]x++j++]]jjx---x]+jx+++x]-jx-jx++++]jx"
+        for step in plan:
+            qid = order[cursor]
+            if step in "+-":
+                k += 1 if step == "+" else -1
+                order = order_at(k)
+                cursor = order.index(qid)  # the query stays selected, and its chunk
+                keys.append("plus" if step == "+" else "minus")
+            elif step == "]":
+                cursor, row = min(cursor + 1, len(order) - 1), 0
+                keys.append("right_square_bracket")
+            elif step == "j":
+                row = min(row + 1, len(run_a[qid]) - 1)
+                keys.append("j")
+            elif step == "x":
+                chunk = run_a[qid][row]
+                # mark only unjudged chunks: not relevant moves no flip, and each changes judged@k
+                while judged(qid, chunk) and row + 1 < len(run_a[qid]):
+                    row += 1
+                    keys.append("j")
+                    chunk = run_a[qid][row]
+                if judged(qid, chunk):
+                    continue
+                keys.append("x")
+                expected.append(("mark", qid, chunk, "not_relevant", None))
+                oracle_file.apply(Mark(qid, chunk, "not_relevant"))
+        await send_keys(pilot, *keys)
+        await settle(pilot)
+        # once the marks are in, back over k's the screen showed before them: each shows the marked numbers
+        for key in ("minus", "minus", "plus", "minus", "minus", "minus", "plus"):
+            await send_keys(pilot, key)
+            k += 1 if key == "plus" else -1
+            assert header_is_the_core_at(k)
+        qid = order[cursor]
+        order = order_at(k)
+        cursor = order.index(qid)
+        assert len(expected) >= 8
+        assert ops(folder / "gold.yaml") == expected
+        written, wanted = (load_gold(path).judgments.select("query_id", "chunk_id", "grade", "level")
+                           .sort("query_id", "chunk_id") for path in (folder / "gold.yaml", oracle / "gold.yaml"))
+        assert written.equals(wanted)
+        # the screen at the final k: the selected query and chunk, the order, the header's numbers
+        assert app.model.k == k and app.selected_query == order[cursor]
+        assert app.query_one("#list-a", RankedList).selected_chunk == run_a[order[cursor]][row]
+        assert list(app.query_one(QueryList).ids) == order
+        assert header_is_the_core_at(k)
