@@ -19,6 +19,7 @@ import asyncio
 import gc
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -244,17 +245,19 @@ class ReviewApp(OrderedKeysApp):
         inputs = self.inputs
         started = time.perf_counter()
         try:
-            self.post_message(LoadProgress(f"loading {inputs.gold.name} …"))
-            gold = load_gold(inputs.gold, inputs.gold_format)
+            self.post_message(LoadProgress(f"loading {inputs.gold.name}, {inputs.run_a.name} and {inputs.run_b.name} …"))
+            # the three files side by side (polars reads without the GIL): ~70 ms less than one after another
+            # at 10,000 queries; a bad file is reported in the order gold, A, B, as one after another would
+            with ThreadPoolExecutor(max_workers=3) as pool:
+                reading = [pool.submit(load_gold, inputs.gold, inputs.gold_format),
+                           *(pool.submit(load_run, path, inputs.run_format, keep_first=inputs.keep_first)
+                             for path in (inputs.run_a, inputs.run_b))]
+                gold, run_a, run_b = (future.result() for future in reading)
             if self.corpus is None and gold.corpus_path:
                 # no --corpus: the corpus the label file names, beside it, when it is there
                 named = gold.recorded_corpus()
                 if named.is_file():
                     self.corpus = CorpusIndex(named)
-            self.post_message(LoadProgress(f"loading {inputs.run_a.name} …"))
-            run_a = load_run(inputs.run_a, inputs.run_format, keep_first=inputs.keep_first)
-            self.post_message(LoadProgress(f"loading {inputs.run_b.name} …"))
-            run_b = load_run(inputs.run_b, inputs.run_format, keep_first=inputs.keep_first)
             if run_a.name == run_b.name:
                 run_a.name, run_b.name = f"A {run_a.name}", f"B {run_b.name}"
             self.post_message(LoadProgress("scoring both runs …"))

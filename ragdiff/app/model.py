@@ -191,18 +191,16 @@ class Basis:
 
     @classmethod
     def build(cls, generation: int, settings: EvalSettings, prepared: tuple[PreparedRun, PreparedRun],
-              unjudged: dict[str, pl.DataFrame], queries: pl.DataFrame, order: list[str], at: dict[str, int],
-              present: tuple[dict, dict]) -> "Basis":
-        by_k = tuple(ByK(p, settings) for p in prepared)
+              by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked], queries: pl.DataFrame, order: list[str],
+              at: dict[str, int], present: tuple[dict, dict]) -> "Basis":
         slots = tuple(np.fromiter((at[q] for q in b.queries.to_list()), dtype=np.int64, count=len(b.queries))
                       for b in by_k)
         scored = np.zeros(len(order), dtype=bool)
         scored[slots[0]] = True
         unanswerable = np.zeros(len(order), dtype=bool)
         unanswerable[[at[q] for q in prepared[0].queries.unanswerable if q in at]] = True
-        return cls(generation, settings, prepared, by_k,
-                   tuple(Ranked.of_stretches(unjudged[side], "rank", at, len(order)) for side in ("a", "b")),
-                   queries, order, at, present, slots, unanswerable & ~scored)
+        return cls(generation, settings, prepared, by_k, unjudged, queries, order, at, present, slots,
+                   unanswerable & ~scored)
 
 
 @dataclass
@@ -331,20 +329,32 @@ class ReviewModel:
             {"query_id": self._query_order, "text": [self._query_text[q] for q in self._query_order],
              "position": list(range(len(self._query_order)))},
             schema={"query_id": pl.String, "text": pl.String, "position": pl.Int64})
-        # the k-independent halves: a k change re-aggregates judged rows only, never the whole runs
-        # without the unjudged rows `prepare` keeps for the upper bounds, which the screen does not show (an
-        # anti-join over every row down to depth: ~90 ms of loading at 10,000 queries)
-        self._prepared = tuple(prepare(run, gold, settings, unjudged_depth=0) for run in (self.run_a, self.run_b))
-        self._curves = None
         judged = judged_pairs(labels)
-        self._unjudged = {side: self._unjudged_rows(frame, judged) for side, frame in self._frames.items()}
+
+        def tables(side: str, run: Run):
+            # the k-independent half, without the unjudged rows `prepare` keeps for the upper bounds, which the
+            # screen does not show (an anti-join over every row down to depth: ~90 ms at 10,000 queries); and
+            # the screen's own unjudged rows (for unjudged@k)
+            prepared = prepare(run, gold, settings, unjudged_depth=0)
+            unjudged = self._unjudged_rows(self._frames[side], judged)
+            return prepared, unjudged, *self._per_k_tables(prepared, unjudged)
+
+        a, b = tables("a", self.run_a), tables("b", self.run_b)
+        self._prepared = (a[0], b[0])
+        self._unjudged = {"a": a[1], "b": b[1]}
+        self._curves = None
         self._row_cache.clear()
         self._views.clear()
-        self._new_basis()
+        self._new_basis((a[2], b[2]), (a[3], b[3]))
         self.set_k(self.settings.k)
 
-    def _new_basis(self) -> None:
-        self._basis = Basis.build(self._generation, self.settings, self._prepared, self._unjudged,
+    def _per_k_tables(self, prepared: PreparedRun, unjudged: pl.DataFrame) -> tuple[ByK, Ranked]:
+        """One run's scores at every k and its unjudged rows by query: what each k's view looks up."""
+        return (ByK(prepared, self.settings),
+                Ranked.of_stretches(unjudged, "rank", self._position, len(self._query_order)))
+
+    def _new_basis(self, by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked]) -> None:
+        self._basis = Basis.build(self._generation, self.settings, self._prepared, by_k, unjudged,
                                   self._queries_frame, self._query_order, self._position,
                                   (self._index["a"], self._index["b"]))
 
@@ -440,7 +450,8 @@ class ReviewModel:
         self._generation += 1
         self._views.clear()
         self._curves = None
-        self._new_basis()
+        a, b = (self._per_k_tables(prepared, self._unjudged[side]) for prepared, side in zip(self._prepared, "ab"))
+        self._new_basis((a[0], b[0]), (a[1], b[1]))
         self._rescore_one(qid)
 
     def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
