@@ -136,3 +136,46 @@ test_fuzz_label_yaml = make_test(label_yaml, "gold.yaml", load_gold)
 test_fuzz_short_yaml = make_test(short_yaml, "gold.yml", load_gold)
 test_fuzz_json_gold = make_test(json_map, "gold.json", load_gold)
 test_fuzz_corpus = make_test(corpus, "corpus.jsonl", read_corpus)
+
+
+# ---- the JSON span scanner: every node's span is the text of exactly its value -------------------------------
+
+json_values = st.recursive(
+    st.one_of(st.text(alphabet="ab\"\\/é\n\t\u2028\x85🎉\ud83d", max_size=6), st.integers(-10**6, 10**6),
+              st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(alphabet="abé\"\\ 🎉", max_size=4), inner, max_size=4)),
+    max_leaves=25)
+
+
+def _value_of(text, node):
+    """What the node tree says, as Python values, each scalar read from its own span of the text."""
+    from ragdiff.core.labels.spans import MappingNode, ScalarNode
+
+    span = text[node.start_mark.index:node.end_mark.index]
+    if node.__class__ is ScalarNode:
+        assert node.value == (json.loads(span) if node.style == '"' else span)
+        return json.loads(span)
+    if node.__class__ is MappingNode:
+        assert span[0] == "{" and span[-1] == "}"
+        return {_value_of(text, k): _value_of(text, v) for k, v in node.value}
+    assert span[0] == "[" and span[-1] == "]"
+    return [_value_of(text, item) for item in node.value]
+
+
+@FUZZ
+@given(value=json_values, indent=st.sampled_from([None, 0, 2, "\t"]), ascii_only=st.booleans())
+def test_json_span_scanner_spans_read_back_as_the_values(value, indent, ascii_only):
+    from ragdiff.core.labels.spans import compose_json
+
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    try:
+        expected = json.loads(text)
+    except ValueError:  # a lone surrogate that json.dumps wrote unescaped cannot be read back
+        return
+    try:
+        root = compose_json(text)
+    except Exception as err:  # a lone surrogate escape is refused by name
+        assert "surrogate" in str(err)
+        return
+    assert _value_of(text, root) == expected
