@@ -182,16 +182,79 @@ def test_stale_age_is_checked(sample, capsys):
     assert stop.value.code == 2 and "expected an age like 90d" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [["add", "a new query"], ["snapshot", "--corpus", "CORPUS"]])
-def test_a_json_label_file_is_called_that_when_it_cannot_take_an_edit(tmp_path, capsys, command):
+# a pure-ASCII file stays ASCII: the é of the new text is written \u00e9
+NEW_Q = '{"id": "007", "text": "refund \\"ebook\\" \\u00e9", "regression": true, "tags": ["ios"]}'
+SNAP = '"corpus": {"path": "corpus.jsonl", "sha256": "SHA"}'
+# (before, after labels add, after labels snapshot)
+JSON_CASES = {
+    "one line": ('{"queries": [{"id": "q1", "text": "a", "gold": ["c1"]}]}',
+                 '{"queries": [{"id": "q1", "text": "a", "gold": ["c1"]}, NEW]}',
+                 '{SNAP, "queries": [{"id": "q1", "text": "a", "gold": ["c1"]}, NEW]}'),
+    "pretty": ('{\n  "queries": [\n    {\n      "id": "q1",\n      "gold": ["c1"]\n    },\n    {"id": "q2"}\n  ]\n}\n',
+               '{\n  "queries": [\n    {\n      "id": "q1",\n      "gold": ["c1"]\n    },\n    {"id": "q2"},\n    NEW\n  ]\n}\n',
+               '{\n  SNAP,\n  "queries": [\n    {\n      "id": "q1",\n      "gold": ["c1"]\n    },\n    {"id": "q2"},\n'
+               '    NEW\n  ]\n}\n'),
+    "empty list": ('{"queries": []}\n', '{"queries": [NEW]}\n', '{SNAP, "queries": [NEW]}\n'),
+    "a corpus already": ('{"corpus": {"path": "old.jsonl", "sha256": "00"}, "queries": []}\n',
+                         '{"corpus": {"path": "old.jsonl", "sha256": "00"}, "queries": [NEW]}\n',
+                         '{SNAP, "queries": [NEW]}\n'),
+}
+
+
+@pytest.mark.parametrize("case", list(JSON_CASES))
+def test_add_and_snapshot_write_a_json_label_file_surgically(tmp_path, capsys, case):
+    """The JSON label file is read as the YAML one is: `labels add` and `labels snapshot` write it too, in JSON,
+    every other byte of the file as it was; labels undo takes each back exactly."""
     gold = tmp_path / "gold.json"
-    gold.write_text('{"queries": [{"id": "q1", "text": "a", "gold": ["c1"]}]}')
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "c1", "text": "x"}\n')
+    sha = hashlib.sha256(corpus.read_bytes()).hexdigest()
+    before, added, snapped = (t.replace("NEW", NEW_Q).replace("SNAP", SNAP).replace("SHA", sha)
+                              for t in JSON_CASES[case])
+    gold.write_text(before)
+    old = load_gold(gold)
+    code, _out, err = _run(capsys, "labels", "add", gold, 'refund "ebook" é', "--id", "007", "--regression",
+                           "--tag", "ios")
+    assert code == 0, err
+    assert gold.read_text() == added
+    loaded = load_gold(gold)
+    row = loaded.queries.filter(loaded.queries["query_id"] == "007").row(0, named=True)
+    assert row["text"] == 'refund "ebook" é' and row["regression"] is True and row["tags"] == ["ios"]
+    assert loaded.queries["query_id"].to_list() == [*old.queries["query_id"].to_list(), "007"]
+    code, _out, err = _run(capsys, "labels", "snapshot", gold, "--corpus", corpus)
+    assert code == 0, err
+    assert gold.read_text() == snapped
+    assert load_gold(gold).corpus_sha256 == sha
+    _run(capsys, "labels", "undo", gold)
+    assert gold.read_text() == added
+    _run(capsys, "labels", "undo", gold)
+    assert gold.read_text() == before
+
+
+@pytest.mark.parametrize("name, content, shape", [
+    ("short.yaml", "q1: [c1]\n", "short form"),
+    ("short.json", '{"q1": ["c1"]}\n', "short form"),
+    ("gold.qrels", "q1 0 c1 1\n", "TREC qrels"),
+    ("beir", None, "BEIR qrels"),
+])
+@pytest.mark.parametrize("command", [["add", "a new query"], ["snapshot", "--corpus", "CORPUS"]])
+def test_add_and_snapshot_refuse_a_format_without_a_place_for_it(tmp_path, capsys, name, content, shape, command):
+    """One message naming the file, what it is and what is supported; exit 2; not a byte written."""
+    gold = tmp_path / name
+    if content is None:
+        (gold / "qrels").mkdir(parents=True)
+        (gold / "queries.jsonl").write_text('{"_id": "q1", "text": "a"}\n')
+        (gold / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tc1\t1\n")
+    else:
+        gold.write_text(content)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "c1", "text": "x"}\n')
+    files = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     argv = ["labels", command[0], str(gold), *(str(corpus) if a == "CORPUS" else a for a in command[1:])]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "a JSON label file" in err and "expected the ragdiff YAML label file" in err
+    code, _out, err = _run(capsys, *argv)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert str(gold) in err and f"a {shape}" in err and "expected the ragdiff label file (YAML or JSON" in err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == files
 
 
 # ---- reviewed: (DESIGN: "when a person last read this query's labels"; `ragdiff judge` writes it) ----------

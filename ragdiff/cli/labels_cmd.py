@@ -53,7 +53,7 @@ def add_edit_parsers(commands) -> None:
         description="Append one query to the label file, after the last one, touching no other line: atomic, "
                     "journaled (labels log shows it) and undone by labels undo. It has no labels yet: it counts "
                     "as unanswerable until someone judges its chunks (ragdiff judge or review).")
-    add_label_file(add, "the label file (ragdiff YAML)")
+    add_label_file(add, "the ragdiff label file (YAML or JSON)")
     add.add_argument("text", metavar="TEXT", help="the query as a user typed it")
     add.add_argument("--id", dest="query_id", metavar="Q", help="its id (default: the text is the id)")
     add.add_argument("--regression", action="store_true",
@@ -67,7 +67,7 @@ def add_edit_parsers(commands) -> None:
         description="Record `corpus: {path, sha256}` in the label file, the snapshot its labels refer to: only "
                     "that entry changes (journaled, undone by labels undo). Scoring commands then warn, or with "
                     "--strict-corpus stop, when given another corpus.")
-    add_label_file(snap, "the label file (ragdiff YAML)")
+    add_label_file(snap, "the ragdiff label file (YAML or JSON)")
     snap.add_argument("--corpus", type=Path, required=True, help="the corpus JSONL the labels were made against")
     add_reviewer(snap)
     snap.set_defaults(handler=run_snapshot)

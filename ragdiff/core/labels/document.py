@@ -137,15 +137,15 @@ class LabelDoc:
         no place for it."""
         from ragdiff.core.labels.errors import LabelFormatError
 
-        raise LabelFormatError(f"a {self.shape} cannot take a new query from ragdiff; expected the ragdiff YAML "
-                               "label file")
+        raise LabelFormatError(f"a {self.shape} cannot take a new query from ragdiff; expected the ragdiff label "
+                               "file (YAML or JSON, with queries:)")
 
     def plan_corpus(self, path: str, sha256: str) -> str:
         """The whole new text with `corpus: {path, sha256}` recorded (`labels snapshot`)."""
         from ragdiff.core.labels.errors import LabelFormatError
 
-        raise LabelFormatError(f"a {self.shape} has no place for a corpus snapshot; expected the ragdiff YAML "
-                               "label file")
+        raise LabelFormatError(f"a {self.shape} has no place for a corpus snapshot; expected the ragdiff label "
+                               "file (YAML or JSON, with queries:)")
 
     # can the file say `reviewed:` (when a person last read a query's labels)? Only the ragdiff label file
     # has a place for it; elsewhere the journal's marks are the record (`labels stale` reads both)
@@ -155,7 +155,8 @@ class LabelDoc:
         """The whole new text with query `qid`'s `reviewed:` set to `day` (an ISO date)."""
         from ragdiff.core.labels.errors import LabelFormatError
 
-        raise LabelFormatError(f"a {self.shape} has no place for a reviewed: date; expected the ragdiff label file")
+        raise LabelFormatError(f"a {self.shape} has no place for a reviewed: date; expected the ragdiff label file "
+                               "(YAML or JSON, with queries:)")
 
     def plan(self, qid: str, chunk: str, label: str, grade: int | None) -> tuple[str, list[str]]:
         """The whole new text for one mark, and notes for the status sentence. LabelFormatError when the

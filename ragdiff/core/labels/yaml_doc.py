@@ -443,9 +443,8 @@ class YamlLabelDoc(LabelDoc):
 
     def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
         """`  - id: Q` / `    text: …` (and regression, tags) as new lines after the last query, in the
-        file's own indentation; without an id the text is the id (DESIGN's default)."""
-        if self.dialect != "yaml":
-            return super().plan_add_query(qid, text, regression, tags)
+        file's own indentation; without an id the text is the id (DESIGN's default). In a flow list (every
+        JSON label file) one `{id, text, …}` after the last query, on its own line where they stand one a line."""
         ed = self.editor()
         _key, seq = self._top()["queries"]
         fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
@@ -454,7 +453,7 @@ class YamlLabelDoc(LabelDoc):
         if tags:
             fields.append(("tags", "[" + ", ".join(ed.fmt_id(t) for t in tags) + "]"))
         if seq.flow or not seq.items:
-            entry = "{" + ", ".join(f"{k}: {v}" for k, v in fields) + "}"
+            entry = "{" + ", ".join(f"{self.key_text(k)}: {v}" for k, v in fields) + "}"
             if seq.kind != "seq":
                 raise LabelFormatError('"queries" is not a list; nothing was written')
             ed._flow_append(seq, seq.items, [n.end for n in seq.items], entry)
@@ -473,11 +472,10 @@ class YamlLabelDoc(LabelDoc):
 
     def plan_corpus(self, path: str, sha256: str) -> str:
         """`corpus: {path: P, sha256: S}`: the value replaced where the key is, else a new first line before
-        `queries:` (comments above it stay above it)."""
-        if self.dialect != "yaml":
-            return super().plan_corpus(path, sha256)
+        `queries:` (comments above it stay above it). In JSON the same as the root's first key."""
         ed = self.editor()
-        value = "{path: " + ed.fmt_id(path) + ", sha256: " + sha256 + "}"
+        value = ("{" + self.key_text("path") + ": " + ed.fmt_id(path) + ", " + self.key_text("sha256") + ": "
+                 + (ed.fmt_id(sha256) if self.dialect == "json" else sha256) + "}")
         top = self._top()
         if "corpus" in top:
             k, v = top["corpus"]
@@ -491,6 +489,15 @@ class YamlLabelDoc(LabelDoc):
             return ed.result()
         key, _v = top["queries"]
         root = to_node(self.whole_root())
+        if root.flow and self.dialect == "json":
+            first = root.pairs[0][0]
+            t = self.text
+            entry = self.key_text("corpus") + ": " + value + ","
+            if t[_line_start(t, first.start) : first.start].strip(" \t") == "":  # the key stands on its own line
+                ed.add(first.start, first.start, entry + ed.nl + t[_line_start(t, first.start) : first.start])
+            else:
+                ed.add(first.start, first.start, entry + " ")
+            return ed.result()
         if root.flow:
             raise LabelFormatError("the label file is one flow map; nothing was written")
         start = _line_start(self.text, key.start)
