@@ -284,3 +284,26 @@ def replace_text(gold, qid, text):
     queries = gold.queries.with_columns(pl.when(pl.col("query_id") == qid).then(pl.lit(text))
                                         .otherwise(pl.col("text")).alias("text"))
     return dataclasses.replace(gold, queries=queries)
+
+
+@pytest.mark.parametrize("order", ["as loaded", "shuffled", "empty"])
+def test_returned_counts_from_stretches_are_the_grouped_ones(order):
+    """prepare's rows and deepest rank per query, from the run's stretches of one query (no hashing of every
+    row's query id), are the group-by's — in a frame's own order, shuffled, with a query in two stretches."""
+    import polars as pl
+
+    import numpy as np
+
+    from ragdiff.core.metrics import _returned
+
+    rng = np.random.default_rng(4)
+    frame = pl.DataFrame({"query_id": [q for q, n in (("q1", 3), ("q2", 5), ("q1", 2), ("q3", 1)) for _ in range(n)],
+                          "rank": pl.Series([1, 2, 3, 1, 2, 3, 4, 5, 1, 2, 1], dtype=pl.UInt32)})
+    if order == "shuffled":
+        frame = frame[rng.permutation(frame.height).tolist()]
+    if order == "empty":
+        frame = frame.head(0)
+    want = frame.group_by("query_id").agg(returned=pl.len(), deepest=pl.col("rank").max()).sort("query_id")
+    got = _returned(frame).sort("query_id")
+    assert got.schema == want.schema
+    assert got.equals(want)

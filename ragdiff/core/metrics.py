@@ -373,7 +373,8 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
         frame = condensed(frame, gold.qrels(settings.level))
     gold = gold.scored_queries()  # the answer is not inside a chunk: recall@k measures nothing there
     qtable = query_table(gold, settings)
-    run_qids = frame.get_column("query_id").unique()
+    per_query = _returned(frame)
+    run_qids = per_query.get_column("query_id")
     scored = (qtable if settings.unanswerable_as_zero else qtable.filter(pl.col("num_rel") > 0)).select("query_id")
     sets = QuerySets(
         scored=scored.get_column("query_id").to_list(),
@@ -385,9 +386,10 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
     qrels = gold.qrels(settings.level).filter(pl.col("grade").is_not_null()).join(scored, on="query_id", how="semi")
     ranked = frame.select("query_id", "chunk_id", "rank")
     # when every query of the run is scored (the usual case) the million-row join is not needed
+    returned = per_query
     if not run_qids.is_in(scored.get_column("query_id").implode()).all():
         ranked = ranked.join(scored, on="query_id", how="semi")
-    returned = ranked.group_by("query_id").agg(returned=pl.len(), deepest=pl.col("rank").max())
+        returned = per_query.join(scored, on="query_id", how="semi")
     bound_depth = max(settings.k, settings.depth)
     kept = bound_depth if unjudged_depth is None else min(unjudged_depth, bound_depth)
     return PreparedRun(
@@ -405,6 +407,20 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
         bound_depth=bound_depth,
         judged_only=settings.judged_only,
     )
+
+
+def _returned(frame: pl.DataFrame) -> pl.DataFrame:
+    """query_id, returned (rows) and deepest (largest rank) per query of a run's frame, from its stretches of
+    one query (a run's rows come a query at a time, core/runs.py: about a thousand stretches for a million rows,
+    and any order gives the same counts): no hashing of a million query ids."""
+    stretches = frame.get_column("query_id").rle().struct.unnest()
+    lengths = stretches.get_column("len").to_numpy().astype(np.int64)
+    rank = frame.get_column("rank").to_numpy()
+    starts = np.cumsum(lengths) - lengths
+    deepest = np.maximum.reduceat(rank, starts) if len(starts) else rank[:0]
+    return (pl.DataFrame({"query_id": stretches.get_column("value"), "returned": lengths, "deepest": deepest})
+            .group_by("query_id", maintain_order=True)
+            .agg(returned=pl.col("returned").sum().cast(pl.UInt32), deepest=pl.col("deepest").max()))
 
 
 def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") -> pl.DataFrame:
