@@ -348,3 +348,41 @@ def test_header_and_rows_are_the_cores_numbers_at_every_k_after_marks(sample_run
                 row = model.rows[qid]
                 assert (getattr(row, f"hit_{side}"), getattr(row, f"rr_{side}"), getattr(row, f"ndcg_{side}")) == \
                        (recall > 0, rr, ndcg), (k, qid)
+
+
+def test_unjudged_rows_after_the_first_screen_and_a_mark_before_them(sample_runs, tmp_path):
+    """The app's model leaves the unjudged rows to a worker: until they come unjudged@k has no count (None, not
+    0); they give the numbers of a model that found them at once; and a mark before them finds them itself,
+    so the worker's result (made from the labels before the mark) is dropped."""
+    import shutil
+
+    from ragdiff.core.labels import LabelFile, Mark
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    paths = {"a": tmp_path / "bm25.jsonl", "b": tmp_path / "dense.jsonl", "gold": tmp_path / "gold.yaml"}
+
+    def later():
+        return ReviewModel(load_run(paths["a"]), load_run(paths["b"]), load_gold(paths["gold"]),
+                           EvalSettings(k=20, depth=50), unjudged_later=True)
+
+    model, full = later(), make_model(paths, k=20)
+    assert model.filter_counts()["unjudged"] is None and model.visible("unjudged") == []
+    assert full.filter_counts()["unjudged"] > 0
+    generation, function, args = model.unjudged_job()
+    assert model.apply_unjudged(generation, function(*args)) and model.unjudged_job() is None
+    queries = full.visible("all")[:5]
+    for k in (20, 1, 30):
+        model.set_k(k)
+        full.set_k(k)
+        assert model_state(model, queries) == model_state(full, queries)
+
+    model = later()
+    generation, function, args = model.unjudged_job()
+    stale = function(*args)
+    qid = model.visible("all")[0]
+    chunk = next(r.chunk_id for r in model.ranked(qid, "a") if r.level is None)  # unjudged
+    model.apply_change(LabelFile(paths["gold"], reviewer="tester").apply(Mark(qid, chunk, "not_relevant")))
+    assert not model.apply_unjudged(generation, stale)
+    fresh = make_model(paths, k=20)
+    assert model_state(model, [qid, *queries]) == model_state(fresh, [qid, *queries])

@@ -48,6 +48,14 @@ class VerdictsReady(Message):
 
 
 @dataclass
+class UnjudgedReady(Message):
+    """Both runs' unjudged rows, found after the first screen (`ReviewModel.unjudged_job`)."""
+
+    generation: int
+    result: object
+
+
+@dataclass
 class ViewReady(Message):
     """Another k's numbers (a `ragdiff.app.model.KView`), built in a worker before its key is pressed."""
 

@@ -181,7 +181,8 @@ class Basis:
     settings: EvalSettings  # at any k: view_at sets it
     prepared: tuple[PreparedRun, PreparedRun]
     by_k: tuple[ByK, ByK]  # the prepared runs scored at every k at once (each k a lookup)
-    unjudged: tuple[Ranked, Ranked]  # per run, its unjudged rows down to depth, by query in `order`
+    unjudged: tuple[Ranked, Ranked] | None  # per run, its unjudged rows down to depth, by query in `order`
+    # (None until the worker has found them: unjudged@k has no count yet)
     queries: pl.DataFrame  # query_id, text, position: every gold query in gold order
     order: list[str]  # the same ids
     at: dict[str, int]  # query id -> its position in `order`
@@ -191,7 +192,7 @@ class Basis:
 
     @classmethod
     def build(cls, generation: int, settings: EvalSettings, prepared: tuple[PreparedRun, PreparedRun],
-              by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked], queries: pl.DataFrame, order: list[str],
+              by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked] | None, queries: pl.DataFrame, order: list[str],
               at: dict[str, int], present: tuple[dict, dict]) -> "Basis":
         slots = tuple(np.fromiter((at[q] for q in b.queries.to_list()), dtype=np.int64, count=len(b.queries))
                       for b in by_k)
@@ -214,8 +215,9 @@ class KView:
     rows: QueryRows
     hit_to_miss: list[str]
     miss_to_hit: list[str]
-    members: dict[str, list[str]]  # filter key -> query ids in gold order (flips: core order)
+    members: dict[str, list[str] | None]  # filter key -> query ids in gold order (flips: core order); None: not known yet
     flips_order: list[str]
+    counted_unjudged: bool = True  # built from a basis with the unjudged rows (else members["unjudged"] is None)
 
 
 def view_at(basis: Basis, k: int) -> KView:
@@ -239,7 +241,9 @@ def view_at(basis: Basis, k: int) -> KView:
             cells = np.full(n, None, dtype=object)  # None where the query is not scored
             cells[slots] = column
             columns[name] = cells.tolist()
-    unjudged = [basis.unjudged[0].upto(k), basis.unjudged[1].upto(k)]
+    counted = basis.unjudged is not None
+    unjudged = ([basis.unjudged[0].upto(k), basis.unjudged[1].upto(k)] if counted
+                else [np.zeros(n, dtype=np.int64)] * 2)
     columns["unjudged_a"], columns["unjudged_b"] = unjudged[0].tolist(), unjudged[1].tolist()
     unanswerable = basis.unanswerable
     columns.update(query_id=basis.order, text=basis.queries.get_column("text").to_list(),
@@ -252,11 +256,26 @@ def view_at(basis: Basis, k: int) -> KView:
         "miss_to_hit": miss_to_hit,
         "both_miss": ids[~unanswerable & ~hits["a"] & ~hits["b"]].tolist(),
         "unanswerable": ids[unanswerable].tolist(),
-        "unjudged": ids[(unjudged[0] > 0) | (unjudged[1] > 0)].tolist(),
+        "unjudged": ids[(unjudged[0] > 0) | (unjudged[1] > 0)].tolist() if counted else None,
     }
     return KView(k, basis.generation, eval_a, eval_b,
                  QueryRows([columns[c] for c in _ROW_COLUMNS], basis.at, basis.present), hit_to_miss,
-                 miss_to_hit, members, hit_to_miss + miss_to_hit + [q for q in basis.order if q not in flipped])
+                 miss_to_hit, members, hit_to_miss + miss_to_hit + [q for q in basis.order if q not in flipped],
+                 counted)
+
+
+def unjudged_rows_of(frame: pl.DataFrame, judged: pl.DataFrame, depth: int) -> pl.DataFrame:
+    """query_id, rank of `frame`'s rows down to depth with no judgment (grade >= 0) in `judged`, in their order."""
+    return (frame.lazy().filter(pl.col("rank") <= depth)
+            .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti", maintain_order="left")
+            .select("query_id", "rank").collect())
+
+
+def unjudged_tables(frames: dict[str, pl.DataFrame], judged: pl.DataFrame, depth: int, at: dict[str, int],
+                    queries: int) -> tuple[dict[str, pl.DataFrame], tuple[Ranked, Ranked]]:
+    """Both runs' unjudged rows down to depth, and the same by query (what `view_at` counts unjudged@k from)."""
+    rows = {side: unjudged_rows_of(frames[side], judged, depth) for side in ("a", "b")}
+    return rows, tuple(Ranked.of_stretches(rows[side], "rank", at, queries) for side in ("a", "b"))
 
 
 def _stretches(frame: pl.DataFrame, order: list[str]) -> tuple[pl.DataFrame, dict[str, tuple[int, int]]]:
@@ -286,7 +305,10 @@ class ReviewModel:
     worker build ahead of the key.
     """
 
-    def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64):
+    def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64,
+                 unjudged_later: bool = False):
+        """`unjudged_later`: leave the unjudged rows to `unjudged_job` (the app runs it after the first screen)."""
+        self.unjudged_later = unjudged_later
         self.run_a = run_a
         self.run_b = run_b
         self.settings = settings
@@ -329,46 +351,60 @@ class ReviewModel:
             {"query_id": self._query_order, "text": [self._query_text[q] for q in self._query_order],
              "position": list(range(len(self._query_order)))},
             schema={"query_id": pl.String, "text": pl.String, "position": pl.Int64})
-        judged = judged_pairs(labels)
-
-        def tables(side: str, run: Run):
-            # the k-independent half, without the unjudged rows `prepare` keeps for the upper bounds, which the
-            # screen does not show (an anti-join over every row down to depth: ~90 ms at 10,000 queries); and
-            # the screen's own unjudged rows (for unjudged@k)
-            prepared = prepare(run, gold, settings, unjudged_depth=0)
-            unjudged = self._unjudged_rows(self._frames[side], judged)
-            return prepared, unjudged, *self._per_k_tables(prepared, unjudged)
-
-        a, b = tables("a", self.run_a), tables("b", self.run_b)
-        self._prepared = (a[0], b[0])
-        self._unjudged = {"a": a[1], "b": b[1]}
+        # the k-independent half of each run, without the unjudged rows `prepare` keeps for the upper bounds,
+        # which the screen does not show (an anti-join over every row down to depth: ~90 ms at 10,000 queries),
+        # and its scores at every k
+        self._prepared = tuple(prepare(run, gold, settings, unjudged_depth=0) for run in (self.run_a, self.run_b))
+        by_k = tuple(ByK(prepared, settings) for prepared in self._prepared)
+        # the screen's own unjudged rows (unjudged@k) come after the first screen: `unjudged_job`
+        self._judged_labels = judged_pairs(labels)
+        self._unjudged: dict[str, pl.DataFrame] | None = None
         self._curves = None
         self._row_cache.clear()
         self._views.clear()
-        self._new_basis((a[2], b[2]), (a[3], b[3]))
+        self._new_basis(by_k, None)
+        if not self.unjudged_later:
+            self._ensure_unjudged()
         self.set_k(self.settings.k)
 
-    def _per_k_tables(self, prepared: PreparedRun, unjudged: pl.DataFrame) -> tuple[ByK, Ranked]:
-        """One run's scores at every k and its unjudged rows by query: what each k's view looks up."""
-        return (ByK(prepared, self.settings),
-                Ranked.of_stretches(unjudged, "rank", self._position, len(self._query_order)))
-
-    def _new_basis(self, by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked]) -> None:
+    def _new_basis(self, by_k: tuple[ByK, ByK], unjudged: tuple[Ranked, Ranked] | None) -> None:
         self._basis = Basis.build(self._generation, self.settings, self._prepared, by_k, unjudged,
                                   self._queries_frame, self._query_order, self._position,
                                   (self._index["a"], self._index["b"]))
+
+    # ---- the unjudged rows, after the first screen -------------------------------------------------------
+
+    def unjudged_job(self):
+        """(generation, function, args) that find both runs' unjudged rows (down to depth) off the UI thread;
+        hand the result to `apply_unjudged`. None when they are there. Until then unjudged@k has no count."""
+        if self._unjudged is not None:
+            return None
+        return self._generation, unjudged_tables, (self._frames, self._judged_labels, self.settings.depth,
+                                                   self._position, len(self._query_order))
+
+    def apply_unjudged(self, generation: int, result) -> bool:
+        """Take `unjudged_job`'s result; True when it is for these labels (the view at k now counts them)."""
+        if generation != self._generation or self._unjudged is not None:
+            return False  # a mark came since: it found them itself, with its labels
+        self._unjudged, ranked = result
+        self._basis = replace(self._basis, unjudged=ranked)
+        self._views.clear()  # each counted nothing unjudged
+        view = view_at(self._basis, self.settings.k)
+        self.store_view(view)
+        self._use(view)
+        return True
+
+    def _ensure_unjudged(self) -> None:
+        job = self.unjudged_job()
+        if job is not None:
+            generation, function, args = job
+            self.apply_unjudged(generation, function(*args))
 
     def _labels(self, gold: Gold) -> pl.DataFrame:
         """query_id, chunk_id, grade, level (as labelled) and effective (the grade scored at the level)."""
         judgments = gold.judgments.select("query_id", "chunk_id", "grade", "level")
         effective = gold.qrels(self.settings.level).rename({"grade": "effective"})
         return judgments.join(effective, on=["query_id", "chunk_id"], how="left")
-
-    def _unjudged_rows(self, frame: pl.DataFrame, judged: pl.DataFrame) -> pl.DataFrame:
-        """query_id, rank of the rows down to depth with no judgment (grade >= 0) in `judged`."""
-        return (frame.lazy().filter(pl.col("rank") <= self.settings.depth)
-                .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti", maintain_order="left")
-                .select("query_id", "rank").collect())
 
     def _query_labels(self, query_id: str) -> tuple[dict, list]:
         """(chunk -> (level, grade, relevant), the relevant chunks best first as (chunk, grade, level)) of one
@@ -416,6 +452,7 @@ class ReviewModel:
         then the numbers at k are scored again from the prepared runs, as a k change does. Nothing is read
         from disk.
         """
+        self._ensure_unjudged()  # a mark before the worker found them: found now, from the labels before it
         qid, chunk = change.query_id, change.chunk_id
         after = change.after
         judgments = self.gold.judgments
@@ -444,14 +481,15 @@ class ReviewModel:
             if n:
                 part = self._frames[side].slice(start, n)
                 self._unjudged[side] = pl.concat([self._unjudged[side].filter(pl.col("query_id") != qid),
-                                                  self._unjudged_rows(part, judged)])
+                                                  unjudged_rows_of(part, judged, self.settings.depth)])
             self._row_cache.pop((qid, side), None)
         self._prepared = tuple(self._prepare_one(prepared, one, qid) for prepared in self._prepared)
         self._generation += 1
         self._views.clear()
         self._curves = None
-        a, b = (self._per_k_tables(prepared, self._unjudged[side]) for prepared, side in zip(self._prepared, "ab"))
-        self._new_basis((a[0], b[0]), (a[1], b[1]))
+        n = len(self._query_order)
+        self._new_basis(tuple(ByK(prepared, self.settings) for prepared in self._prepared),
+                        tuple(Ranked.of_stretches(self._unjudged[side], "rank", self._position, n) for side in "ab"))
         self._rescore_one(qid)
 
     def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
@@ -509,7 +547,7 @@ class ReviewModel:
 
     def store_view(self, view: KView) -> bool:
         """Keep a view built by `view_job` (False, dropped, when the labels changed since it was asked for)."""
-        if view.generation != self._generation:
+        if view.generation != self._generation or view.counted_unjudged != (self._basis.unjudged is not None):
             return False
         self._views[(view.k, view.generation)] = view
         if len(self._views) > 16:
@@ -531,8 +569,9 @@ class ReviewModel:
     def depth(self) -> int:
         return self.settings.depth
 
-    def filter_counts(self) -> dict[str, int]:
-        return {key: len(self._members[key]) for key, _ in FILTERS}
+    def filter_counts(self) -> dict[str, int | None]:
+        """filter key -> how many queries it lists (None: not counted yet, unjudged@k before its worker)."""
+        return {key: None if self._members[key] is None else len(self._members[key]) for key, _ in FILTERS}
 
     def visible(self, filter_key: str = "all", sort_key: str = "flips", search: str = "") -> list[str]:
         """Query ids to list, in order: the filter, then the sort, then the search over id and text."""
@@ -540,7 +579,7 @@ class ReviewModel:
         cached = self._visible_cache.get(key)
         if cached is not None:
             return cached
-        members = set(self._members[filter_key])
+        members = set(self._members[filter_key] or ())
         if sort_key == "flips":
             order = [q for q in self._flips_order if q in members]
         else:

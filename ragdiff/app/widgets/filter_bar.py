@@ -14,7 +14,7 @@ class FilterBar(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.counts: dict[str, int] = {}
+        self.counts: dict[str, int | None] = {}  # None: not counted yet
         self.active = "all"
         self.sort = "flips"
         self.search = ""
@@ -38,7 +38,8 @@ class FilterBar(Widget):
         cells = []
         for key, label in FILTERS:
             label = label.replace("@k", f"@{self.k}")
-            cells.append(Text(f" {label} {self.counts.get(key, 0)} ",
+            count = self.counts.get(key, 0)
+            cells.append(Text(f" {label} {'…' if count is None else count} ",
                               style=style("filter--active") if key == self.active else style("filter--dim")))
         sort_label = dict(SORTS)[self.sort].replace("@k", f"@{self.k}")
         tail = [Text.assemble(("sort ", style("filter--label")), sort_label)]
