@@ -127,3 +127,13 @@ def test_search_corpus_marks_a_word_whose_folding_is_longer(tmp_path):
     [hit] = search_corpus(corpus, "FISH grossstrasse")
     assert hit.snippet == "ßß the ﬁsh shop on Großstraße opens at nine"  # whitespace runs made one space
     assert [hit.snippet[a:b] for a, b in hit.marks] == ["ﬁsh", "Großstraße"]
+
+
+def test_search_corpus_reads_a_null_text_or_title_as_none(tmp_path):
+    """A null text is no text (as the corpus reader has it), not the word "None" to find and show."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "c1", "text": None, "title": "refund policy"}) + "\n"
+                      + json.dumps({"id": "c2", "text": "refund in none of these", "title": None}) + "\n")
+    hits = {h.chunk_id: h for h in search_corpus(corpus, "refund none")}
+    assert hits["c1"].snippet == "" and hits["c1"].score == 1  # found by its title only
+    assert hits["c2"].score == 2 and hits["c2"].title is None

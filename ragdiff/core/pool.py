@@ -289,13 +289,13 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
             chunk_id = record.get("id", record.get("_id"))
             if chunk_id is None:
                 continue
-            title = record.get("title")
-            body = f"{title or ''}\n{record.get('text', '')}".casefold()
+            title, text_of = record.get("title"), record.get("text")
+            plain = "" if text_of is None else str(text_of)  # a null is no text, not the text "None"
+            body = f"{'' if title is None else title}\n{plain}".casefold()
             counts = [len(p.findall(body)) for p in patterns]
             distinct = sum(1 for c in counts if c)
             if not distinct:
                 continue
-            plain = str(record.get("text", ""))
             # positions in the folded text are not positions in the text when folding changed its length
             # (ß -> ss, İ -> i̇, ﬁ -> fi): find_spans gives the original's
             spans = find_spans(plain, patterns)
