@@ -230,3 +230,26 @@ async def test_the_decision_that_finishes_a_query_writes_its_reviewed_date_and_n
     assert len(marks) == size + 1  # the date is an edit of its own, not a mark `u` would take back
     edits = [r for r in journal(folder / "gold.yaml") if r["type"] == "edit"]
     assert [(r["edit"], r["query"], r["reviewed"]) for r in edits] == [("reviewed", first, today)]
+
+
+async def test_finishing_a_query_in_the_queue_inside_review_writes_its_date_too(lesson, settled):
+    """The same queue one key away in review (J) writes `reviewed:` the same way, and the review goes on."""
+    from datetime import datetime, timezone
+
+    from ragdiff.core.gold import load_gold
+
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await type_fast(pilot, "]", "]", "J")  # q3
+        screen = pilot.app.screen
+        done, size = screen.queue.query_progress("q3")
+        await type_fast(pilot, *["x"] * (size - done))
+        await settle(pilot)
+        said = str(screen.query_one("#judge-status").render())
+        assert "not written" not in said and "q3 reviewed " in said, said
+        await type_fast(pilot, "escape")
+        assert pilot.app.screen is app.screen_stack[0]
+    reviewed = dict(load_gold(lesson["gold"]).queries.select("query_id", "reviewed").iter_rows())
+    assert reviewed["q3"] == datetime.now(timezone.utc).date().isoformat()
+    assert [q for q, day in reviewed.items() if day] == ["q3"]
