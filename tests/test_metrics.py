@@ -307,3 +307,26 @@ def test_returned_counts_from_stretches_are_the_grouped_ones(order):
     got = _returned(frame).sort("query_id")
     assert got.schema == want.schema
     assert got.equals(want)
+
+
+def test_window_counts_kept_are_the_fresh_ones_and_not_a_promoted_runs(tmp_path):
+    """window_counts keeps its table per (window, threshold) on the prepared run (the bounds and diff's unjudged
+    check ask for the same ones): the kept table is the one computed afresh, and a run made from it by promote
+    (dataclasses.replace) counts its own rows, not the kept ones."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import (EvalSettings, _window_counts, prepare, promote, unjudged_in,
+                                      window_counts)
+    from ragdiff.core.runs import load_run
+
+    qrels, run_path = _random_case(tmp_path, 1)
+    gold, run = load_gold(qrels, fmt="qrels"), load_run(run_path, fmt="trec")
+    for settings in (EvalSettings(k=5, depth=10), EvalSettings(k=5, depth=10, threshold=2)):
+        prepared = prepare(run, gold, settings)
+        first = window_counts(prepared, 5, settings)
+        assert window_counts(prepared, 5, settings) is first
+        assert first.equals(_window_counts(prepared, 5, settings.threshold))
+        assert window_counts(prepared, 10, settings).equals(_window_counts(prepared, 10, settings.threshold))
+        promoted = promote(prepared, unjudged_in(prepared, 5), settings)
+        again = window_counts(promoted, 5, settings)
+        assert again.equals(_window_counts(promoted, 5, settings.threshold))
+        assert again.get_column("hits").sum() > first.get_column("hits").sum()

@@ -555,7 +555,8 @@ def _found_in(high: PreparedRun, low: PreparedRun, counts: pl.DataFrame, by_coun
     keys = (chunks.join(queries, on="query_id", how="semi") if chunks is not None
             else unjudged_in(low, window, queries))
     wanted = queries.get_column("query_id").implode()
-    theirs = (aligned_frame(high.run, gold).filter((pl.col("rank") <= window) & pl.col("query_id").is_in(wanted))
+    # the rank first (a number): the query ids of the top window alone are looked up, not a million of them
+    theirs = (aligned_frame(high.run, gold).filter(pl.col("rank") <= window).filter(pl.col("query_id").is_in(wanted))
               .select("query_id", "chunk_id")
               .join(keys.select("query_id", "chunk_id"), on=["query_id", "chunk_id"], how="semi")
               .group_by("query_id").agg(found=pl.len().cast(pl.Int64)))

@@ -353,6 +353,10 @@ class PreparedRun:
     # the deepest window with an upper bound, when deeper than the unjudged rows kept (0: `unjudged_depth`)
     bound_depth: int = 0
     judged_only: bool = False  # prepared from the condensed lists (`EvalSettings.judged_only`)
+    # `window_counts` by (window, threshold): the bounds count them and diff's unjudged check again, for both
+    # runs. Not an init field, so a run made from this one by `replace` (promote) starts with none
+    counts_kept: dict[tuple[int, int], pl.DataFrame] = field(default_factory=dict, init=False, repr=False,
+                                                             compare=False)
 
     @property
     def bounds_to(self) -> int:
@@ -547,7 +551,7 @@ def unjudged_in(prepared: PreparedRun, window: int, queries: pl.DataFrame | None
     if prepared.judged_only:  # condensed lists hold no unjudged row
         frame = condensed(frame, prepared.qrels)
     wanted = (prepared.scored if queries is None else queries).get_column("query_id").implode()
-    ranked = (frame.filter((pl.col("rank") <= window) & pl.col("query_id").is_in(wanted))
+    ranked = (frame.filter(pl.col("rank") <= window).filter(pl.col("query_id").is_in(wanted))
               .select("query_id", "chunk_id", "rank"))
     if queries is not None:  # of the scored queries only
         ranked = ranked.join(prepared.scored, on="query_id", how="semi")
@@ -565,6 +569,13 @@ def window_counts(prepared: PreparedRun, window: int, settings: EvalSettings) ->
     (relevant chunks labelled) and `unjudged` (rows in the top `window` without a judgment: min(returned,
     window) less the judged ones — `can_count` says when that holds), from the judged rows alone."""
     threshold = settings.threshold
+    kept = prepared.counts_kept.get((window, threshold))
+    if kept is None:
+        kept = prepared.counts_kept[(window, threshold)] = _window_counts(prepared, window, threshold)
+    return kept
+
+
+def _window_counts(prepared: PreparedRun, window: int, threshold: int) -> pl.DataFrame:
     top = prepared.judged.filter(pl.col("rank") <= window).group_by("query_id").agg(
         hits=(pl.col("grade") >= threshold).sum(),
         # rows, not judgments: a pair labelled twice is one row of the run
