@@ -124,3 +124,16 @@ def test_ordering_takes_the_columns_out_of_the_frame_it_orders():
     ordered = ordered_frame(None, frame, True)
     assert frame.width == 0
     assert got_order(ordered) == expected_order(rows)
+
+
+def test_more_queries_than_one_radix_digit_holds():
+    """Past 65,536 queries the query's place takes two 16-bit digits (two stable radix passes, the low one
+    first): ids chosen so that their byte order differs from the order they are first seen in."""
+    rng = random.Random(8)
+    queries = [f"q{n:09d}" for n in rng.sample(range(10**9), 70_000)]
+    rows = [(q, f"c{j}", float(rng.randrange(3)), 0) for q in queries for j in range(2)]
+    rng.shuffle(rows)
+    frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
+    plain = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True]).with_columns(
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("query_id"))
+    assert ordered_frame(None, frame, True).equals(plain)

@@ -172,7 +172,7 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
 
 def _query_codes(queries: pl.Series):
     """(codes, table): the query ids' physical Categorical codes (numpy u32, one a row) and a table from each
-    code to the id's place in the ids' byte order (numpy u64) — the first key of the sort."""
+    code to the id's place in the ids' byte order (numpy u32) — the first key of the sort."""
     import numpy as np
 
     cat = queries if queries.dtype == pl.Categorical else queries.cast(pl.Categorical)
@@ -180,8 +180,8 @@ def _query_codes(queries: pl.Series):
     # the distinct ids' codes in the ids' byte order (sorted as strings: how a Categorical sorts has changed
     # between polars versions)
     in_order = distinct.to_physical().gather(distinct.cast(pl.String).arg_sort()).to_numpy()
-    table = np.zeros(int(in_order.max()) + 1, dtype=np.uint64)
-    table[in_order] = np.arange(len(in_order), dtype=np.uint64)
+    table = np.zeros(int(in_order.max()) + 1, dtype=np.uint32)
+    table[in_order] = np.arange(len(in_order), dtype=np.uint32)
     return cat.to_physical().to_numpy(), table
 
 
@@ -190,10 +190,11 @@ def score_order(frame: pl.DataFrame):
     id descending — trec_eval's rule — and each sorted row's rank in its query (numpy u32).
 
     polars' sort by those three columns encodes every row as bytes and sorts those (0.16 s of a million-row
-    run); here two numpy sorts of one u64 key each do it: the scores' dense rank (descending), then (query,
-    that rank). Rows still tied after that share a query and a score: only those are sorted again, with their
-    chunk ids. The steps work in place in three arrays of 8 bytes a row (allocations that are freed and made
-    again cost page faults, and stay resident for a while in polars' allocator)."""
+    run); here numpy sorts one column at a time, least significant first: the scores (one argsort of a u64
+    key), then the query's place in the ids' byte order by a stable radix sort of 16-bit digits (linear, and
+    it moves 2 bytes a row where a sort of a (query, score) key moved 8: at 10M rows the random gathers over
+    80 MB arrays were most of the time). Rows still tied after that share a query and a score: only those are
+    sorted again, with their chunk ids."""
     import numpy as np
 
     n = frame.height
@@ -203,42 +204,49 @@ def score_order(frame: pl.DataFrame):
     # a key that sorts ascending as the scores sort descending: a positive score's bits xor 0x7FF…F (it falls
     # as the score grows, below 2^63), a negative score's bits as they are (they grow as the score falls)
     np.bitwise_xor(key, np.uint64(0x7FFF_FFFF_FFFF_FFFF), out=key, where=key < np.uint64(1 << 63))
-    by_score = np.argsort(key)
-    spare = np.take(key, by_score)
-    steps = spare[1:] != spare[:-1]
-    spare[0] = 0
-    np.cumsum(steps, dtype=np.uint64, out=spare[1:])
-    del steps
-    key[by_score] = spare  # the scores' dense rank: fewer than 2^32 distinct, as rows are fewer than 2^32
-    del by_score
-    codes, table = _query_codes(frame.get_column("query_id"))
-    table <<= np.uint64(32)
-    np.take(table, codes, out=spare)
-    del codes
-    key |= spare
     order = np.argsort(key)
-    ordered = np.take(key, order, out=spare)
+    codes, table = _query_codes(frame.get_column("query_id"))
+    wide = int(table.max()) >= 1 << 16
+    place = np.take(table if wide else table.astype(np.uint16), codes)  # each row's query's place in byte order
+    del codes, table
+    # stable radix sorts (numpy's, for 16-bit keys) by the place's 16-bit digits, the low one first: one
+    # digit up to 65,536 queries
+    for shift in (0, 16) if wide else (None,):
+        ordered_place = place[order]
+        digit = ordered_place if shift is None else (ordered_place >> shift).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        del digit, ordered_place
+    ordered_place = place[order]
+    del place
+    ordered_key = key[order]
     del key
-    tied = ordered[1:] == ordered[:-1]
+    same_query = ordered_place[1:] == ordered_place[:-1]
+    tied = same_query & (ordered_key[1:] == ordered_key[:-1])
+    del ordered_key
     if tied.any():
         stretch = np.zeros(n, dtype=bool)
         stretch[:-1] = tied
         stretch[1:] |= tied
         where = np.flatnonzero(stretch)
         del stretch
+        # a stretch of tied rows is numbered by the rows not tied to the one before them
+        starts = np.ones(n, dtype=np.uint32)
+        starts[1:] = ~tied
+        number = np.cumsum(starts, dtype=np.uint32)
+        del starts
         rows = order[where]
-        ties = pl.DataFrame({"key": ordered[where], "chunk_id": frame.get_column("chunk_id").gather(rows)})
+        ties = pl.DataFrame({"key": number[where], "chunk_id": frame.get_column("chunk_id").gather(rows)})
+        del number
         within = ties.select(pl.arg_sort_by(["key", "chunk_id"], descending=[False, True])).to_series()
         order[where] = rows[within.to_numpy()]
         del ties, within, rows, where
     del tied
-    # rank: 1, 2, … inside each query's stretch of the sorted keys (a stretch starts where its code does)
-    firsts = np.arange(int(table.max() >> np.uint64(32)) + 1, dtype=np.uint64) << np.uint64(32)
-    starts = np.searchsorted(ordered, firsts)
-    del ordered, spare
+    # rank: 1, 2, … inside each query's stretch (a stretch starts where the query's place changes)
+    starts = np.flatnonzero(~same_query) + 1
+    del same_query, ordered_place
     rank = np.ones(n, dtype=np.uint32)
     # at each stretch's start, 1 minus the length of the one before: the running sum starts again at 1
-    rank[starts[1:]] = (1 - np.diff(starts)).astype(np.uint32)
+    rank[starts] = (1 - np.diff(starts, prepend=0)).astype(np.uint32)
     np.cumsum(rank, dtype=np.uint32, out=rank)
     return order, rank
 
