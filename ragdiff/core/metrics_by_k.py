@@ -120,7 +120,9 @@ class Ranked:
 def _running_count(flags: np.ndarray, ranked: Ranked) -> np.ndarray:
     """Per row, how many rows of its stretch up to and including it are flagged (whole numbers: exact)."""
     total = np.cumsum(flags, dtype=np.int64)
-    before = np.where(ranked.starts > 0, total[np.maximum(ranked.starts - 1, 0)], 0) if len(total) else total
+    if not len(total):  # no judged row in any scored query (a run of unlabelled chunks): nothing to count
+        return total
+    before = np.where(ranked.starts > 0, total[np.maximum(ranked.starts - 1, 0)], 0)
     return total - np.repeat(before, ranked.lengths)
 
 
