@@ -172,137 +172,28 @@ DETECT_RESAMPLES = 1_000  # resamples of the observed differences
 DETECT_FLIPS = 500  # sign flips each resample is tested with (p down to 1/501: enough to judge p < 0.05)
 
 
-class _Outcomes:
-    """Which resamples pass the sign-flip test at `alpha` when shifted by d (times `direction`): a resample's
-    values are its centred draws plus the shift, so its sum is observed + n·d and each flipped sum is flipped +
-    d·(sum of that flip's signs), linear in d. A flip counts against the resample when |its sum| reaches |the
-    observed sum| (less a 1e-9 tolerance); the resample passes when (count + 1) / (flips + 1) < alpha.
-
-    `plain(d)` computes every (flip, resample) outcome at d. `narrow(lo, hi)` then finds the outcomes that are
-    the same at every d in [lo, hi] and the resamples they decide, so that `at(d)` for d inside computes only the
-    rest — the same element-wise float arithmetic on them — and gives the same booleans as `plain(d)`
-    (tests/test_stats.py holds the two equal on every d a search tries)."""
-
-    def __init__(self, observed: np.ndarray, flipped: np.ndarray, signs_sum: np.ndarray, n: int, alpha: float,
-                 direction: float):
-        self.observed, self.flipped, self.signs_sum, self.n, self.direction = observed, flipped, signs_sum, n, direction
-        flips = flipped.shape[0]
-        # one (flips × resamples) buffer of sums and one of outcomes, reused by every shift tried: the same
-        # element-wise arithmetic as a fresh array each time, and the outcomes' column sums taken as bytes into
-        # 16-bit counts (exact below 65,535 flips; 5x faster than summing booleans, which count_nonzero(axis=0)
-        # is several times slower than), so the same counts at a fraction of the cost
-        self.counts = np.uint16 if flips < 65_535 else np.int64
-        # passes[b]: whether a resample with b flips against it passes (b + 1 < (flips + 1)·alpha: fewer pass as b
-        # grows), from the same arithmetic the test's p-value uses
-        self.passes = (np.arange(flips + 1, dtype=self.counts) + 1) / (flips + 1) < alpha
-        self._sums: np.ndarray | None = None  # buffers of `plain_buffers`, made on first use
-        self.scale: tuple[float, float, float] | None = None
-        self.narrowed = False
-
-    def plain_buffers(self) -> None:
-        """Two (flips × resamples) float buffers and two boolean ones: `plain` uses one of each, the first
-        `narrow` all four."""
-        if self._sums is None:
-            self._sums, self._spare = np.empty_like(self.flipped), np.empty_like(self.flipped)
-            self._passed, self._never = (np.empty(self.flipped.shape, dtype=bool) for _ in range(2))
-
-    def _threshold(self, obs: np.ndarray) -> np.ndarray:
-        return obs - 1e-9 * np.maximum(1.0, obs)
-
-    def plain(self, d: float) -> np.ndarray:
-        """Per resample, whether it passes at shift d: every outcome computed."""
-        self.plain_buffers()
-        sums, passed = self._sums, self._passed
-        shift = self.direction * d
-        obs = np.abs(self.observed + self.n * shift)
-        np.add(self.flipped, shift * self.signs_sum[:, None], out=sums)
-        np.abs(sums, out=sums)
-        np.greater_equal(sums, self._threshold(obs)[None, :], out=passed)
-        b = passed.view(np.uint8).sum(axis=0, dtype=self.counts)
-        return self.passes[b]
-
-    def narrow(self, lo: float, hi: float) -> None:
-        """Settle, for every d in [lo, hi], the outcomes that cannot change there and the resamples they decide.
-
-        Why it is exact: at d the float |fl(F + fl(x·s))| is within 3u(|F| + |x·s|) of the real |F + x·s| (x =
-        direction·d, u = 2^-53), and the float threshold within ~7u(1 + |O| + n|x|) of the real t(|O + n·x|),
-        t(g) = g − τ·max(1, g) (τ the float 1e-9), which rises with g. For x in [c − h, c + h], |F + x·s| is within
-        h·|s| of |F + c·s|, and |O + n·x| lies between its values at the ends (0 if it changes sign there). An
-        outcome whose real margin over the interval exceeds 1e-12·(1 + max|F| + X·max|s| + max|O| + n·X) (X the
-        largest |x|: thousands of times those rounding errors and the ones of this bound's own arithmetic) is
-        the same in float at every d of it. A resample's count of flips against it then lies between the settled
-        ones and the settled ones plus the open; its outcome is settled when `passes` is the same at both."""
-        x0, x1 = sorted((self.direction * lo, self.direction * hi))
-        centre, half, big, n = (x0 + x1) / 2, (x1 - x0) / 2, max(abs(x0), abs(x1)), self.n
-        g0, g1 = self.observed + n * x0, self.observed + n * x1
-        b0, b1 = np.abs(g0), np.abs(g1)
-        if self.scale is None:
-            self.scale = (max(float(self.flipped.max()), -float(self.flipped.min())),
-                          float(np.abs(self.signs_sum).max()), float(np.abs(self.observed).max()))
-        top_f, top_s, top_o = self.scale
-        margin = 1e-12 * (1.0 + top_f + big * top_s + top_o + n * big)
-        # per resample: the highest threshold over the interval (plus the margin), and the lowest (less it)
-        high_t = self._threshold(np.maximum(b0, b1)) + margin
-        low_t = self._threshold(np.where(g0 * g1 > 0, np.minimum(b0, b1), 0.0)) - margin
-        resamples = self.flipped.shape[1]
-        if not self.narrowed:  # every outcome is open: the (flips × resamples) matrix in the buffers
-            self.plain_buffers()
-            near, moved = self._sums, self._spare
-            np.add(self.flipped, (centre * self.signs_sum)[:, None], out=near)
-            np.abs(near, out=near)  # |F + c·s|
-            reach = (half * np.abs(self.signs_sum))[:, None]
-            np.subtract(near, reach, out=moved)
-            sure = np.greater(moved, high_t[None, :], out=self._passed)  # against the resample at every d
-            np.add(near, reach, out=moved)
-            never = np.less(moved, low_t[None, :], out=self._never)  # never against it
-            self.low = sure.view(np.uint8).sum(axis=0, dtype=np.int64)
-            self.high = self.flipped.shape[0] - never.view(np.uint8).sum(axis=0, dtype=np.int64)
-            open_ = np.logical_or(sure, never, out=never)
-            np.logical_not(open_, out=open_)
-            cols = np.flatnonzero(self.passes[self.low] != self.passes[self.high])  # the unsettled resamples
-            flip_of, at = np.nonzero(open_[:, cols])
-            col = cols[at]
-            self.f, self.s, self.col = self.flipped[flip_of, col], self.signs_sum[flip_of], col
-            self.narrowed = True
-            return
-        f, s, col = self.f, self.s, self.col
-        near = np.abs(f + centre * s)
-        reach = half * np.abs(s)
-        sure = near - reach > high_t[col]
-        never = near + reach < low_t[col]
-        self.low = self.low + np.bincount(col[sure], minlength=resamples)
-        self.high = self.high - np.bincount(col[never], minlength=resamples)
-        keep = ~(sure | never) & (self.passes[self.low] != self.passes[self.high])[col]
-        self.f, self.s, self.col = f[keep], s[keep], col[keep]
-
-    def at(self, d: float) -> np.ndarray:
-        """`plain(d)` for d inside the last `narrow` interval, from the unsettled outcomes alone."""
-        if not self.narrowed:
-            return self.plain(d)
-        shift = self.direction * d
-        obs = np.abs(self.observed + self.n * shift)
-        against = np.abs(self.f + shift * self.s) >= self._threshold(obs)[self.col]
-        # a settled resample's count here is its settled part `low` alone: not its count, but one its outcome
-        # is the same for (settled: `passes` is the same from `low` to `high`)
-        b = self.low + np.bincount(self.col[against], minlength=self.flipped.shape[1])
-        return self.passes[b]
-
-
-# the search narrows from its 4th halving on, every 3rd: over the first bracket ([0, hi]) most resamples cross the
-# pass line and little settles; after 3 halvings 1-2 % of the outcomes stay open, after 6 a few hundred (diff's
-# 14 searches on the 1M-line pair: 0.084 -> 0.050 s CPU, the same shifts)
-_NARROW_FROM, _NARROW_EVERY = 3, 3
-
-
 def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.ndarray, n: int, alpha: float,
-                     power: float, direction: float, narrow: bool = True) -> float:
+                     power: float, direction: float) -> float:
     """The smallest shift d >= 0 (times `direction`) at which a share `power` of the resamples pass the
-    sign-flip test at `alpha` (`_Outcomes`). `narrow=False` computes every outcome at every d tried (the plain
-    form the narrowed one is held to)."""
-    outcomes = _Outcomes(observed, flipped, signs_sum, n, alpha, direction)
+    sign-flip test at `alpha`. A resample's values are its centred draws plus the shift, so its sum is
+    observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d."""
+
+    # one (flips × resamples) buffer of sums and one of outcomes, reused by every shift tried: the same
+    # element-wise arithmetic as a fresh array each time, and the outcomes' column sums taken as bytes into
+    # 16-bit counts (exact below 65,535 flips; 5x faster than summing booleans, which count_nonzero(axis=0)
+    # is several times slower than), so the same counts at a fraction of the cost
+    sums = np.empty_like(flipped)
+    passed = np.empty(flipped.shape, dtype=bool)
+    counts = np.uint16 if flipped.shape[0] < 65_535 else np.int64
 
     def share(d: float) -> float:
-        return float(np.mean(outcomes.at(d) if narrow else outcomes.plain(d)))
+        shift = direction * d
+        obs = np.abs(observed + n * shift)
+        np.add(flipped, shift * signs_sum[:, None], out=sums)
+        np.abs(sums, out=sums)
+        np.greater_equal(sums, obs[None, :] - 1e-9 * np.maximum(1.0, obs[None, :]), out=passed)
+        b = passed.view(np.uint8).sum(axis=0, dtype=counts)
+        return float(np.mean((b + 1) / (flipped.shape[0] + 1) < alpha))
 
     if 2 / (flipped.shape[0] + 1) >= alpha:  # pragma: no cover - too few flips to reach alpha at all
         return math.inf
@@ -313,9 +204,7 @@ def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.nd
         lo, hi = hi, hi * 2
         if hi > 1e12:
             return math.inf
-    for step in range(14):
-        if narrow and step >= _NARROW_FROM and (step - _NARROW_FROM) % _NARROW_EVERY == 0:
-            outcomes.narrow(lo, hi)  # every d tried from here on lies in [lo, hi]
+    for _ in range(14):
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if share(mid) >= power else (mid, hi)
     # discrete differences (recall@k's -1, 0, 1) make power jump at a shift where sums tie: stand past the jump
