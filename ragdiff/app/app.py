@@ -158,6 +158,7 @@ class ReviewApp(OrderedKeysApp):
         self._shown: Target | None = None  # the chunk the chunk pane shows
         self._after_g: tuple[Target, int] | None = None
         self._stale = False  # marks came while another screen was shown: refresh on the way back
+        self._listed_uncounted = False  # the query list is unjudged@k's, made before its rows were found
         self._verdict_timer = None
         self._views_timer = None
         self._pool = None
@@ -322,8 +323,13 @@ class ReviewApp(OrderedKeysApp):
 
     def on_unjudged_ready(self, message: UnjudgedReady) -> None:
         model = self.model
-        if model is None or not model.apply_unjudged(message.generation, message.result):
-            return  # a mark came first and found them itself
+        if model is None:
+            return
+        if not model.apply_unjudged(message.generation, message.result):
+            # a mark came first and found them itself; a list of unjudged@k made before that is empty: fill it
+            if self._listed_uncounted and self.on_review and self.filter_key == "unjudged":
+                self.refresh_all(keep_chunks=True)
+            return
         if self.on_review:
             if self.filter_key == "unjudged":
                 self.refresh_all(keep_chunks=True)
@@ -468,8 +474,10 @@ class ReviewApp(OrderedKeysApp):
         delta = None if self.sort_key == "flips" else self.sort_key
         ids = self.visible_ids
         queries.show(model, ids, previous, delta)
+        self._listed_uncounted = model.filter_counts()[self.filter_key] is None
         label = dict(FILTERS)[self.filter_key].replace("@k", f"@{model.k}")
-        queries.border_title = f"queries [{label} {len(ids)}]"
+        # unjudged@k before its rows are found has no count yet (as the filter bar says), not 0
+        queries.border_title = f"queries [{label} {'…' if self._listed_uncounted else len(ids)}]"
         self.show_query(keep_chunks=keep_chunks)
 
     def show_query(self, keep_chunks: bool = False) -> None:
