@@ -172,10 +172,15 @@ def _query_row(columns: list[list], i: int, present: tuple[dict, dict]) -> Query
     return QueryRow(q, *(column[i] for column in columns[1:]), q in present[0], q in present[1])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Basis:
     """What the per-k numbers are computed from, for one generation of labels. `view_at(basis, k)` reads
     nothing else, so a worker thread can build another k's view while the screen goes on."""
+
+    def __repr__(self) -> str:
+        # short: Textual's @work describes a worker by the repr of its arguments, and printing these tables
+        # (million-element arrays) cost ~10 ms of every `+` whose k the worker had scored ahead
+        return f"Basis(generation={self.generation}, queries={len(self.order)})"
 
     generation: int
     settings: EvalSettings  # at any k: view_at sets it

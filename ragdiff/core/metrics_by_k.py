@@ -51,7 +51,7 @@ def kahan_running(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Ranked:
     """Rows of one kind (a run's judged rows, the ideal ranking, a run's unjudged rows) in one stretch per
     query of an order, ranked within it: what an aggregate at cutoff k reads. `upto(k)` counts each query's
@@ -63,6 +63,9 @@ class Ranked:
     keys: np.ndarray  # stretch number × (deepest rank + 1) + rank: sorted, so one searchsorted finds every cut
     span: int
     stretch: np.ndarray | None = None  # per query its stretch number (-1: none), when not the query's own number
+
+    def __repr__(self) -> str:  # not the arrays (a million values each)
+        return f"Ranked(queries={len(self.starts)}, rows={len(self.ranks)})"
 
     @classmethod
     def of(cls, frame: pl.DataFrame, rank: str, scored: pl.DataFrame) -> tuple["Ranked", pl.DataFrame]:
