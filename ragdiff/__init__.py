@@ -8,4 +8,17 @@ __version__ = "0.1.0"
 # the first one's leftovers. Handing them back after 200 ms keeps `ragdiff diff` on two million-line runs
 # near 330 MiB instead of 410 MiB, at no measurable cost in time (bench/RESULTS.md). It must be set before
 # polars loads; a value the user set wins.
-os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:200,muzzy_decay_ms:0")
+def _allocator_settings() -> str:
+    settings = "dirty_decay_ms:200,muzzy_decay_ms:0"
+    # Under an address-space limit (`ulimit -v`), jemalloc's default of keeping the address ranges it frees
+    # (retain) runs the limit out while resident memory is a third of it: `eval` of a 30M-line pair in parts
+    # under 3 GiB failed in 2 of 3 tries at 860 MiB resident, and passed in 2 of 2 with retain:false (bench/
+    # RESULTS.md). Only then: without a limit retaining costs nothing and saves the unmapping.
+    import resource
+
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        settings += ",retain:false"
+    return settings
+
+
+os.environ.setdefault("_RJEM_MALLOC_CONF", _allocator_settings())

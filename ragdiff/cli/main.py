@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from ragdiff import __version__
@@ -52,6 +53,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except InputError as err:
         print(f"ragdiff: {err}", file=sys.stderr)
+        return 2
+    except (MemoryError, OSError) as err:
+        if isinstance(err, OSError) and err.errno != errno.ENOMEM:
+            raise
+        # one line, not a traceback: a run too big for the memory (or the `ulimit -v`) the process has
+        print(f"ragdiff {args.command}: out of memory ({err.__class__.__name__}); expected inputs that fit in "
+              "the memory limit — `ragdiff eval --low-memory` reads plain TREC runs in parts", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

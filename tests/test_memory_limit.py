@@ -1,0 +1,71 @@
+"""Runs that outgrow the memory a process may use: the allocator setting under `ulimit -v`, and one message
+instead of a traceback when an allocation fails."""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from ragdiff.cli import main as cli_main
+
+SHOW = "import os, ragdiff; print(os.environ['_RJEM_MALLOC_CONF'])"
+
+
+def _allocator_conf(limit: int | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+
+    def set_limit() -> None:
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    out = subprocess.run([sys.executable, "-c", SHOW], env=env, preexec_fn=set_limit, capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY,
+                    reason="the test process itself runs under an address-space limit")
+def test_freed_address_ranges_are_returned_only_under_an_address_space_limit():
+    assert "retain:false" not in _allocator_conf(None).split(",")
+    assert "retain:false" in _allocator_conf(8 * 2**30).split(",")
+
+
+def test_a_value_the_user_set_wins():
+    env = dict(os.environ, _RJEM_MALLOC_CONF="dirty_decay_ms:0")
+    out = subprocess.run([sys.executable, "-c", SHOW], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "dirty_decay_ms:0"
+
+
+@pytest.mark.parametrize("failure", [OSError(errno.ENOMEM, "Cannot allocate memory"), MemoryError()])
+def test_running_out_of_memory_is_one_message(monkeypatch, capsys, tmp_path, failure):
+    from ragdiff.cli import eval_cmd
+
+    def out_of_memory(args):
+        raise failure
+
+    monkeypatch.setattr(eval_cmd, "run", out_of_memory)
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 c1 1 1.0 t\n")
+    gold = tmp_path / "qrels.txt"
+    gold.write_text("q1 0 c1 1\n")
+    assert cli_main.main(["eval", str(run), "--gold", str(gold)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err and "Traceback" not in err
+
+
+def test_other_os_errors_are_not_called_out_of_memory(monkeypatch, tmp_path):
+    from ragdiff.cli import eval_cmd
+
+    def no_space(args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(eval_cmd, "run", no_space)
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 c1 1 1.0 t\n")
+    with pytest.raises(OSError):
+        cli_main.main(["eval", str(run), "--gold", str(run)])
