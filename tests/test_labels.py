@@ -314,6 +314,25 @@ def test_a_mark_that_would_change_other_queries_is_refused(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("name", ["gold.yaml", "gold.json"])
+def test_a_second_bom_is_one_message_naming_line_1(tmp_path, capsys, name):
+    # found by tests/test_fuzz_parsers.py in CI: the YAML composer's own guard (ValueError) came out as a traceback
+    from ragdiff.cli.main import main
+
+    path = tmp_path / name
+    body = "labels\ncorpus: {path: corpus.jsonl}\nqueries:\n" if name.endswith("yaml") else '{"queries": []}\n'
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf" + body.encode())
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 c1 1 1.0 t\n")
+    before = path.read_bytes()
+    assert main(["eval", str(run), "--gold", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "second byte-order mark" in err and ":1" in err and "Traceback" not in err
+    with pytest.raises(LabelFormatError, match="second byte-order mark"):
+        LabelFile(path)
+    assert path.read_bytes() == before
+
+
 def test_crlf_bom_and_no_final_newline_are_kept(tmp_path):
     text = (DATA / "gold.yaml").read_text().rstrip("\n").replace("\n", "\r\n")
     raw = b"\xef\xbb\xbf" + text.encode()

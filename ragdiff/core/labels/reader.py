@@ -42,6 +42,9 @@ def _parse_document(path: Path, fmt: str, text: str, folder: Path | None) -> Lab
         return QrelsDoc(path, text)
     if fmt == "beir":
         return BeirDoc(path, text, folder)
+    if text.startswith("\ufeff"):  # one BOM is dropped on reading; the parsers disagree on a second
+        raise InputError(path, "a second byte-order mark (U+FEFF) at the start of the file; expected one at most",
+                         1)
     try:
         root = compose_json(text) if fmt == "json" else compose_yaml(text)
     except ParseError as err:
