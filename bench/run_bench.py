@@ -10,7 +10,7 @@ For each size it generates (once, seeded) two runs and graded qrels into bench/d
 bench/generate.py, then runs -- one process at a time, turn by turn, every tool once per round -- each tool
 under `/usr/bin/time -v`, taking the median wall time and the median peak RSS over the rounds:
 
-  ragdiff-diff   ragdiff diff run_a run_b --gold qrels -k 5 --depth D      (every default metric, flips, tests,
+  ragdiff-diff   ragdiff diff run_a run_b --gold qrels -k 5 --depth D --json (every default metric, flips, tests,
                  overlap; one row per D in --depths, default 10)
   ragdiff-eval   ragdiff eval run_a run_b --gold qrels --metrics <the five below>
   pytrec_eval    pytrec_eval.parse_qrel/parse_run + RelevanceEvaluator on both runs
@@ -168,7 +168,8 @@ def commands(tool: str, folder: Path, drivers: dict[str, Path]) -> list[str]:
     qrels, a, b = (str(folder / n) for n in ("qrels.txt", "run_a.trec", "run_b.trec"))
     if tool.startswith("ragdiff-diff"):
         depth = tool.partition("@")[2] or str(DEPTH)
-        return [PY, "-m", "ragdiff", "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", depth]
+        # the command, --json included (the text report costs a little more)
+        return [PY, "-m", "ragdiff", "diff", a, b, "--gold", qrels, "-k", str(K), "--depth", depth, "--json"]
     if tool == "ragdiff-eval":
         return [PY, "-m", "ragdiff", "eval", a, b, "--gold", qrels, "--metrics", RAGDIFF_METRICS]
     return [PY, str(drivers[tool]), qrels, a, b]
