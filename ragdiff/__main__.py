@@ -1,4 +1,4 @@
-from ragdiff.cli.main import main
+from ragdiff.cli.main import entry
 
 if __name__ == "__main__":  # multiprocessing's spawned helpers import this module too
-    raise SystemExit(main())
+    entry()

@@ -61,10 +61,10 @@ def test_running_out_of_memory_is_one_message(monkeypatch, capsys, tmp_path, fai
 def test_other_os_errors_are_not_called_out_of_memory(monkeypatch, tmp_path):
     from ragdiff.cli import eval_cmd
 
-    def no_space(args):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def io_error(args):
+        raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(eval_cmd, "run", no_space)
+    monkeypatch.setattr(eval_cmd, "run", io_error)
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 c1 1 1.0 t\n")
     with pytest.raises(OSError):

@@ -1,0 +1,80 @@
+"""`ragdiff eval` and `diff` end the process at once after their report (cli/main.py's hard exit): what they
+printed must still arrive whole, a write that fails must still fail, and main() called in-process returns."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from ragdiff.cli.main import HARD_EXIT_COMMANDS, main
+
+
+def _diff_args(sample_runs: Path) -> list[str]:
+    return ["diff", str(sample_runs / "bm25.jsonl"), str(sample_runs / "rrf.jsonl"), "--gold",
+            str(sample_runs / "gold.yaml"), "--json"]
+
+
+def _in_process(argv: list[str]) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(argv) == 0  # returns: no hard exit without hard_exit=True
+    return out.getvalue()
+
+
+def _module(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragdiff", *argv], capture_output=True, **kwargs)
+
+
+def test_the_commands_that_exit_hard_are_the_read_only_reports():
+    assert HARD_EXIT_COMMANDS == {"eval", "diff"}
+
+
+@pytest.mark.parametrize("command", ["diff", "eval"])
+def test_a_report_written_to_a_file_arrives_whole(sample_runs, tmp_path, command):
+    # stdout to a file is block-buffered: without the flush before the hard exit the file would be cut or empty
+    argv = _diff_args(sample_runs)
+    if command == "eval":
+        argv = ["eval", *argv[1:], "--per-query"]
+    expected = _in_process(argv)
+    assert len(expected) > 8192  # more than one buffer's worth
+    target = tmp_path / "out.json"
+    with target.open("wb") as handle:
+        proc = subprocess.run([sys.executable, "-m", "ragdiff", *argv], stdout=handle, stderr=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text(encoding="utf-8") == expected
+    json.loads(expected)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_failed_write_is_one_message_and_a_failing_exit(sample_runs):
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "ragdiff", *_diff_args(sample_runs)], stdout=full,
+                              stderr=subprocess.PIPE, text=True)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == ["ragdiff: cannot write the output: No space left on device"]
+
+
+def test_a_reader_that_leaves_early_is_no_error(sample_runs):
+    reader = subprocess.Popen(["head", "-c", "10"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    proc = subprocess.run([sys.executable, "-m", "ragdiff", *_diff_args(sample_runs)], stdout=reader.stdin,
+                          stderr=subprocess.PIPE, text=True)
+    reader.stdin.close()
+    reader.wait()
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+
+
+def test_bad_input_still_one_message_and_exit_2(tmp_path, sample_runs):
+    bad = tmp_path / "run.trec"
+    bad.write_text("q1 Q0 c1 one 1.0 tag\n", encoding="utf-8")
+    proc = _module(["diff", str(bad), str(bad), "--gold", str(sample_runs / "gold.yaml")], text=True)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and str(bad) in proc.stderr
