@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 
+import pytest
+
 from ragdiff.app.model import header_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.gold import load_gold
@@ -95,6 +97,26 @@ async def test_which_k_view_shows_recall_at_k_and_depth(lesson, screen, settled)
         await pilot.press("escape")
         await settled(pilot)
         assert "which k: recall@j" not in "\n".join(screen(app))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (121, 30), (140, 40), (200, 50)])
+async def test_which_k_plot_fits_its_box_at_every_width(lesson, pane, settled, size):
+    """The plot is drawn for its box's width: drawn for the app's width it was wider than the box (95% of it)
+    past 120 columns, and every row wrapped its right end onto the next line."""
+    from ragdiff.app.widgets.which_k import PLOT_HEIGHT
+
+    app = lesson_app(lesson, k=1)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        await pilot.press("w")
+        await settled(pilot)
+        plot = app.screen.query_one("#which-k-plot")
+        lines = pane(app, plot)
+        assert len(lines) == PLOT_HEIGHT + 2  # the rows, the axis, its ticks: nothing wrapped
+        axis = lines[PLOT_HEIGHT]
+        assert axis.lstrip().startswith("└") and axis.rstrip().endswith("─")
+        assert len(axis.rstrip()) == plot.content_size.width  # the axis runs to the box's edge, no further
+        assert "depth=50" in lines[-1] and "k=1" in lines[-1]
 
 
 async def test_label_file_deleted_or_folder_gone_during_review(lesson, pane, settled, tmp_path):

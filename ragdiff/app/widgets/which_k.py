@@ -7,6 +7,7 @@ gap between the two is the reranker's opportunity.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -60,7 +61,8 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
     axis = " " * (AXIS - 1) + "└" + "".join("┴" if c == k_column else "─" for c in range(width))
     out.append(axis + "\n", style=styles["dim"])
     ticks = [" "] * (width + AXIS)
-    for text, column in (("1", 0), (f"k={k}", k_column), (f"depth={depth}", width - 1)):
+    # k and depth first: where "1" and "k=1" (or a depth near k) would overlap, the one said in words wins
+    for text, column in ((f"k={k}", k_column), (f"depth={depth}", width - 1), ("1", 0)):
         start = max(0, min(AXIS + column - len(text) // 2, len(ticks) - len(text)))
         if all(ch == " " for ch in ticks[start:start + len(text)]):
             ticks[start:start + len(text)] = list(text)
@@ -79,8 +81,25 @@ def legend(name: str, mark: str, style: str, curve: list[float], k: int, scored:
     return line
 
 
+class RecallPlot(Static):
+    """The plot, drawn for the width its box gives it (a share of the screen's), again when that changes: drawn
+    for the app's width instead, its rows were wider than the box on a wide terminal and wrapped."""
+
+    def __init__(self, curves: tuple[list[float], list[float]], k: int, palette: dict[str, str], **kwargs):
+        super().__init__(**kwargs)
+        self.curves, self.k, self.palette = curves, k, palette
+        self.drawn_for: int | None = None
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = event.size.width - AXIS
+        if width != self.drawn_for:
+            self.drawn_for = width
+            self.update(plot(*self.curves, self.k, width, self.palette))
+
+
 class WhichKScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,w,q", "dismiss", "close", id="which_k.close")]
+    STYLES = {"a": "bold green", "b": "bold yellow", "both": "bold cyan", "k": "cyan", "dim": "dim"}
 
     def __init__(self, name_a: str, name_b: str, curves: tuple[list[float], list[float]], k: int, scored: int):
         super().__init__()
@@ -89,17 +108,15 @@ class WhichKScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="which-k-box"):
-            yield Static(id="which-k-plot")
+            yield RecallPlot(self.curves, self.k, self.STYLES, id="which-k-plot")
             yield Static(id="which-k-legend")
 
     def on_mount(self) -> None:
         box = self.query_one("#which-k-box")
         box.border_title = "which k: recall@j for j = 1 … depth"
         box.border_subtitle = "esc / w / q close"
-        styles = {"a": "bold green", "b": "bold yellow", "both": "bold cyan", "k": "cyan", "dim": "dim"}
+        styles = self.STYLES
         curve_a, curve_b = self.curves
-        width = max(10, self.app.size.width - 16)
-        self.query_one("#which-k-plot", Static).update(plot(curve_a, curve_b, self.k, width, styles))
         self.query_one("#which-k-legend", Static).update(Text("\n").join([
             legend(self.name_a, "●", styles["a"], curve_a, self.k, self.scored),
             legend(self.name_b, "○", styles["b"], curve_b, self.k, self.scored),
