@@ -354,6 +354,29 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
     assert got["same"] == (1.0, pytest.approx(1.0), pytest.approx(1.0))
 
 
+def _overlap_of_trec_lists(tmp_path, lists: dict, relevant: str, k: int, depth: int) -> dict:
+    """compare()'s overlap per query of two TREC runs written from `lists` (query -> (A's list, B's list)), one
+    relevant chunk per query: query -> (jaccard, rbo, rbo_k)."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.runs import load_run
+
+    longest = max((len(x) for pair in lists.values() for x in pair), default=0)
+
+    def trec(side):
+        return "".join(f"{q} Q0 {c} {r} {2 * longest - r} t\n" for q, pair in lists.items()
+                       for r, c in enumerate(pair[side], start=1))
+
+    (tmp_path / "a.trec").write_text(trec(0))
+    (tmp_path / "b.trec").write_text(trec(1))
+    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {relevant} 1\n" for q in lists))
+    gold = load_gold(tmp_path / "qrels.txt")
+    settings = EvalSettings(k=k, depth=depth)
+    d = compare(evaluate(load_run(tmp_path / "a.trec"), gold, settings),
+                evaluate(load_run(tmp_path / "b.trec"), gold, settings), gold=gold, flips=100)
+    return {q: (j, r, rk) for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k").iter_rows()}
+
+
 def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
     """At depth 1000 the overlap joins only the top RBO_RANKS of each list (deeper ranks weigh < 1e-18): the
     numbers still equal the plain definition over the whole lists, for lists shorter and longer than the cut,
@@ -361,9 +384,6 @@ def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
     import random
 
     from ragdiff.core.diff import RBO_RANKS
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core.runs import load_run
 
     assert 20 < RBO_RANKS < 1000
     rng = random.Random(11)
@@ -381,18 +401,7 @@ def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
     lists["same"] = (pool[:1000], pool[:1000])
     lists["deep"] = (pool[:1000], pool[999::-1])  # the same chunks, reversed: all the overlap is deep
 
-    def trec(side):
-        return "".join(f"{q} Q0 {c} {r} {2000 - r} t\n" for q, pair in lists.items()
-                       for r, c in enumerate(pair[side], start=1))
-
-    (tmp_path / "a.trec").write_text(trec(0))
-    (tmp_path / "b.trec").write_text(trec(1))
-    (tmp_path / "qrels.txt").write_text("".join(f"{q} 0 {pool[0]} 1\n" for q in lists))
-    gold = load_gold(tmp_path / "qrels.txt")
-    settings = EvalSettings(k=10, depth=1000)
-    d = compare(evaluate(load_run(tmp_path / "a.trec"), gold, settings),
-                evaluate(load_run(tmp_path / "b.trec"), gold, settings), gold=gold, flips=100)
-    got = {q: (j, r, rk) for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k").iter_rows()}
+    got = _overlap_of_trec_lists(tmp_path, lists, pool[0], k=10, depth=1000)
     present = {q for q, (a, b) in lists.items() if a or b}
     assert present <= set(got)
     for q in got:
@@ -402,6 +411,42 @@ def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
         assert got[q][2] == pytest.approx(rbo(a[:10], b[:10]), abs=1e-12), q
     assert got["same"][1] == pytest.approx(1.0)
     assert got["deep"][1] < 0.5  # the order differs at the top, though every chunk is shared
+
+
+@pytest.mark.parametrize("colliding", ["constant", "length", "first letter", "across queries"])
+def test_overlap_is_exact_when_chunk_hashes_collide(tmp_path, monkeypatch, colliding):
+    """The overlap joins the two runs on a 64-bit key of (query, chunk id) and checks the joined pairs against
+    the strings and the queries: with keys that collide on purpose (every chunk id hashed the same, or all of
+    one length, or one first letter; or the query's place left out of the key, so that a chunk returned for two
+    queries has one key) the numbers still equal the plain definitions, query by query."""
+    import random
+
+    import numpy as np
+    import polars as pl
+
+    from ragdiff.core import diff as diff_module
+
+    hashes = {"constant": lambda e: pl.lit(7, dtype=pl.UInt64).repeat_by(e.len()).explode(),
+              "length": lambda e: e.str.len_bytes().cast(pl.UInt64),
+              "first letter": lambda e: e.str.slice(0, 1).hash(seed=1),
+              "across queries": diff_module._chunk_hashes}
+    monkeypatch.setattr(diff_module, "_chunk_hashes", hashes[colliding])
+    if colliding == "across queries":
+        monkeypatch.setattr(diff_module, "_QUERY_MIX", np.uint64(0))
+    rng = random.Random(5)
+    pool = [f"{letter}{i}" for letter in "xy" for i in range(30)]  # lengths 2 and 3, two first letters
+    lists = {f"q{q}": (rng.sample(pool, rng.randint(0, 30)), rng.sample(pool, rng.randint(0, 30)))
+             for q in range(40)}
+    lists["same"] = (pool[:20], pool[:20])
+    lists["swapped"] = (pool[:20], pool[19::-1])
+
+    got = _overlap_of_trec_lists(tmp_path, lists, pool[0], k=5, depth=20)
+    assert set(got) == set(lists)
+    for q, (a, b) in lists.items():
+        assert got[q][0] == pytest.approx(jaccard(a[:5], b[:5]), abs=1e-12), q
+        assert got[q][1] == pytest.approx(rbo(a[:20], b[:20]), abs=1e-12), q
+        assert got[q][2] == pytest.approx(rbo(a[:5], b[:5]), abs=1e-12), q
+    assert got["swapped"][0] == 0.0 < got["swapped"][1] < 1.0
 
 
 def test_diff_metrics_option(capsys):

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -349,20 +350,23 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
 
     text = _query_text(ev_a, ev_b, gold, scored)
+    # the overlap first, before the threads start: its polars buffers (both runs' top RBO_RANKS hashed and
+    # joined) and the threads' numpy ones were the depth-1000 peak when they ran at the same time
+    overlap = _overlap(ev_a, ev_b, gold, scored, k, depth)
     if threads <= 1:
         diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable)
         return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
-                         alpha, exact_max)
+                         alpha, exact_max, overlap)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ragdiff-compare") as pool:
         diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable,
                                       pool=pool)
         return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
-                         alpha, exact_max)
+                         alpha, exact_max, overlap)
 
 
 def _compared(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, settings: EvalSettings, scored: list[str],
               text: dict[str, str | None], diffs: list[MetricDiff], finish: Callable[[], None], have: set[str],
-              by_hand: bool, flips: int, seed: int, alpha: float, exact_max: int) -> Diff:
+              by_hand: bool, flips: int, seed: int, alpha: float, exact_max: int, overlap: Overlap | None) -> Diff:
     """The rest of `compare`, while the metrics' intervals and detectable changes are computed (`finish`)."""
     k, depth = settings.k, settings.depth
 
@@ -398,7 +402,6 @@ def _compared(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, settings: EvalSet
         unjudged_checks(ev_a, ev_b, gold, diffs, scored, flips=flips, seed=seed, alpha=alpha, exact_max=exact_max,
                         by_hand=by_hand)
 
-    overlap = _overlap(ev_a, ev_b, gold, scored, k, depth)
     finish()
     return Diff(
         a_name=ev_a.run.name, b_name=ev_b.run.name, settings=settings, scored=scored,
@@ -791,36 +794,60 @@ def rbo_weight(d: int, p: float = RBO_P) -> float:
 RBO_RANKS = math.ceil(math.log(1e-18) / math.log(RBO_P))
 
 
-def _ranked(ev: RunEval, gold: Gold | None, index: dict[str, int], cut: int) -> tuple:
-    """A run's rows ranked <= cut in the scored queries: (their chunk ids, query position, rank), and each scored
-    query's list length cut at `cut`. The rows past the cut are dropped first (at depth 10 that leaves 1% of a
-    million-line run); a query's rows are one stretch (core/runs.py orders them), so the query of every row
-    comes from one run-length pass over the query column, not a join on strings."""
+_CHUNK_SEED = 0x5EED
+_QUERY_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _chunk_hashes(chunks: pl.Expr) -> pl.Expr:
+    """The 64-bit hash the overlap keys a chunk id by (a test swaps it for one that collides)."""
+    return chunks.hash(seed=_CHUNK_SEED)
+
+
+class _Ranked(NamedTuple):
+    """A run's rows ranked <= the overlap's cut in the scored queries (`_ranked`)."""
+
+    keys: np.ndarray  # u64: the chunk id's hash mixed with the query's position
+    chunks: pl.Series  # the run's chunk id column, all rows
+    rows: np.ndarray  # the rows' numbers in it
+    query: np.ndarray  # the query's position among the scored ones
+    rank: np.ndarray
+    lengths: np.ndarray  # per scored query: its list's length cut at the cut
+
+
+def _ranked(ev: RunEval, gold: Gold | None, index: dict[str, int], cut: int) -> _Ranked:
+    """A run's rows ranked <= cut in the scored queries, keyed for `_common`.
+
+    The chunk ids are hashed as they are filtered (at depth 1000, 394 of every 1,000 rows) and no string is
+    gathered: `_common` checks only the joined pairs against the strings. A query's rows are one stretch
+    (core/runs.py orders them), so the query of every row comes from one run-length pass over the query column,
+    not a join on strings."""
     frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
-    frame = frame.filter(pl.col("rank") <= cut).select("query_id", "chunk_id", "rank")
+    top = frame.get_column("rank").to_numpy() <= cut
     stretches = frame.get_column("query_id").rle().struct.unnest()
     where = np.array([index.get(q, -1) for q in stretches.get_column("value").to_list()], dtype=np.int64)
-    query = np.repeat(where, stretches.get_column("len").to_numpy())
+    lengths = stretches.get_column("len").to_numpy().astype(np.int64)
+    kept = np.add.reduceat(top, np.cumsum(lengths) - lengths, dtype=np.int64) if len(lengths) else lengths
+    query = np.repeat(where, kept)  # of the rows ranked <= cut, in order
+    hashes = frame.select(_chunk_hashes(pl.col("chunk_id").filter(pl.col("rank") <= cut))).to_series().to_numpy()
     keep = np.flatnonzero(query >= 0)
-    rank = frame.get_column("rank").to_numpy()[keep].astype(np.int64)
-    return (frame.get_column("chunk_id").gather(keep), query[keep], rank,
-            np.bincount(query[keep], minlength=len(index)))
+    query, rows = query[keep], np.flatnonzero(top)[keep]
+    return _Ranked(keys=hashes[keep] ^ (query.astype(np.uint64) * _QUERY_MIX), chunks=frame.get_column("chunk_id"),
+                   rows=rows, query=query, rank=frame.get_column("rank").to_numpy()[rows].astype(np.int64),
+                   lengths=np.bincount(query, minlength=len(index)))
 
 
-def _common(a: tuple, b: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _common(a: _Ranked, b: _Ranked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The chunks both runs returned for the same query: (query position, rank in A, rank in B).
 
-    Joined on a 64-bit key mixing the chunk id's hash with the query position (integers join several times
-    faster than strings); a pair whose query or chunk id differs despite an equal key (a hash collision) is
-    dropped after the join, so the result is exactly the join on (query, chunk id)."""
-    keys = [chunk.hash(seed=0x5EED).to_numpy() ^ (query.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-            for chunk, query, _, _ in (a, b)]
-    pairs = pl.DataFrame({"key": keys[0], "i": np.arange(len(keys[0]), dtype=np.int64)}).join(
-        pl.DataFrame({"key": keys[1], "j": np.arange(len(keys[1]), dtype=np.int64)}), on="key", how="inner")
+    Joined on the 64-bit keys (integers join several times faster than strings); a pair whose query or chunk id
+    differs despite an equal key (a hash collision) is dropped after the join, its two chunk ids compared as
+    strings, so the result is exactly the join on (query, chunk id)."""
+    pairs = pl.DataFrame({"key": a.keys, "i": np.arange(len(a.keys), dtype=np.int64)}).join(
+        pl.DataFrame({"key": b.keys, "j": np.arange(len(b.keys), dtype=np.int64)}), on="key", how="inner")
     i, j = pairs.get_column("i").to_numpy(), pairs.get_column("j").to_numpy()
-    same = (a[1][i] == b[1][j]) & (a[0].gather(i) == b[0].gather(j)).to_numpy()
+    same = (a.query[i] == b.query[j]) & (a.chunks.gather(a.rows[i]) == b.chunks.gather(b.rows[j])).to_numpy()
     i, j = i[same], j[same]
-    return a[1][i], a[2][i], b[2][j]
+    return a.query[i], a.rank[i], b.rank[j]
 
 
 def _rbo_all(n: int, query: np.ndarray, deeper: np.ndarray, len_a: np.ndarray, len_b: np.ndarray,
@@ -868,7 +895,7 @@ def _overlap(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[str],
     b = _ranked(ev_b, gold, index, cut)
     query, rank_a, rank_b = _common(a, b)
     deeper = np.maximum(rank_a, rank_b)
-    len_a, len_b = a[3], b[3]
+    len_a, len_b = a.lengths, b.lengths
 
     # Jaccard and RBO of the top k
     in_k = deeper <= k
