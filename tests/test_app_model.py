@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.model import FILTERS, ReviewModel
@@ -386,3 +388,46 @@ def test_unjudged_rows_after_the_first_screen_and_a_mark_before_them(sample_runs
     assert not model.apply_unjudged(generation, stale)
     fresh = make_model(paths, k=20)
     assert model_state(model, [qid, *queries]) == model_state(fresh, [qid, *queries])
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # sample_runs: read only
+@given(data=st.data())
+def test_random_marks_give_a_fresh_models_numbers(sample_runs, data):
+    """Each mark updates one query in place (its stretch of both runs' `ByK` and of the unjudged rows, the
+    basis kept when the scored queries stay): after random marks — new grades, removals, evidence, a query's
+    relevant chunks taken away or an unanswerable query's first gold — every number and row the screen reads,
+    at the k shown and at k's moved to afterwards, equals a model built afresh on the same labels."""
+    from dataclasses import replace
+
+    import polars as pl
+
+    from ragdiff.core import vocab
+    from ragdiff.core.labels.marks import UNJUDGED, Change, Judgment
+
+    extra = data.draw(st.sampled_from([{}, {"judged_only": True}, {"unanswerable_as_zero": True},
+                                       {"gain": "exp", "threshold": 2}, {"level": "evidence"}]), label="settings")
+    settings_ = EvalSettings(k=data.draw(st.integers(1, 12), label="k"), depth=30, **extra)
+    run_a, run_b = load_run(sample_runs / "bm25.jsonl"), load_run(sample_runs / "dense.jsonl")
+    gold = load_gold(sample_runs / "gold.yaml")
+    model = ReviewModel(run_a, run_b, gold, settings_, unjudged_later=data.draw(st.booleans(), label="later"))
+    queries = model.visible("all")
+    for _ in range(data.draw(st.integers(1, 4), label="marks")):
+        qid = data.draw(st.sampled_from(queries), label="query")
+        chunks = [r.chunk_id for side in "ab" for r in model.ranked(qid, side)] + [c for c, _, _ in model.relevant(qid)]
+        chunk = data.draw(st.sampled_from(chunks), label="chunk")
+        after = data.draw(st.sampled_from([UNJUDGED, Judgment(vocab.NOT_RELEVANT, 0), Judgment(vocab.EVIDENCE, 1),
+                                           Judgment(vocab.GOLD, 1), Judgment(vocab.GOLD, 3)]), label="after")
+        judgments = gold.judgments.filter(~((pl.col("query_id") == qid) & (pl.col("chunk_id") == chunk)))
+        if after is not UNJUDGED:
+            row = pl.DataFrame({"query_id": [qid], "chunk_id": [chunk], "grade": [after.grade], "level": [after.kind]})
+            judgments = pl.concat([judgments, row.cast({c: gold.judgments.schema[c] for c in row.columns})],
+                                  how="diagonal_relaxed")
+        gold = replace(gold, judgments=judgments)
+        model.apply_change(Change(qid, chunk, UNJUDGED, after, "", True))
+    fresh = ReviewModel(run_a, run_b, gold, settings_)
+    touched = queries[:3] + [qid]
+    for k in [settings_.k, *data.draw(st.lists(st.integers(1, 31), max_size=3), label="ks")]:
+        model.set_k(k)
+        fresh.set_k(k)
+        assert model_state(model, touched) == model_state(fresh, touched), k

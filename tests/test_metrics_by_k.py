@@ -9,6 +9,9 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from ragdiff.core import metrics as core
 from ragdiff.core.gold import load_gold
@@ -135,3 +138,61 @@ def test_other_settings_are_refused(generated):
     by_k = ByK(prepare(runs[0], gold, settings, unjudged_depth=0), settings)
     with pytest.raises(ValueError):
         by_k.score(replace(settings, threshold=2), [Metric("recall", 3)])
+
+
+def _judge(gold, qid: str, chunk: str, grade: int | None, level: str):
+    """`gold` with (qid, chunk) judged `grade` at `level` (None: no judgment)."""
+    judgments = gold.judgments.filter(~((pl.col("query_id") == qid) & (pl.col("chunk_id") == chunk)))
+    if grade is not None:
+        row = pl.DataFrame({"query_id": [qid], "chunk_id": [chunk], "grade": [grade], "level": [level]})
+        judgments = pl.concat([judgments, row], how="diagonal_relaxed").select(gold.judgments.columns)
+    return replace(gold, judgments=judgments.cast(gold.judgments.schema))
+
+
+@examples(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_one_query_replaced_equals_the_build(generated, data):
+    """A review mark: `with_query` (that query's stretch of every table replaced by its own prepared rows) scores
+    every k as the core does on the whole run prepared again — each metric per query and its mean, to the last
+    bit — after random marks (new grades, removals, a query's relevant chunks taken away or given), with the
+    core's plain sums (a cutoff at or past the deepest rank) asked for before the mark or only after it."""
+    gold, runs = generated
+    extra = data.draw(st.sampled_from(SETTINGS[:4]), label="settings")
+    run = runs[data.draw(st.integers(0, 1), label="run")]
+    settings = EvalSettings(k=1, depth=300, **extra)
+    prepared = prepare(run, gold, settings, unjudged_depth=0)
+    by_k = ByK(prepared, settings)
+    ks = [1, 2, 3, 5, 10, 50, 120, 150, 200, 298, 299, 300, 301, 1000]
+    if data.draw(st.booleans(), label="deep sums first"):
+        for k in ks:
+            by_k.score(replace(settings, k=k), every_metric(k))
+    queries = gold.queries.get_column("query_id").to_list()
+    frame = core.aligned_frame(run, gold)
+    for _ in range(data.draw(st.integers(1, 3), label="marks")):
+        qid = data.draw(st.sampled_from(queries), label="query")
+        returned = frame.filter(pl.col("query_id") == qid).get_column("chunk_id").to_list()
+        judged = gold.judgments.filter(pl.col("query_id") == qid).get_column("chunk_id").to_list()
+        chunk = data.draw(st.sampled_from(returned + judged + ["new-chunk"]), label="chunk")
+        grade = data.draw(st.sampled_from([None, -1, 0, 1, 2, 3]), label="grade")
+        level = "not_relevant" if grade is not None and grade <= 0 else data.draw(
+            st.sampled_from(["gold", "evidence"]), label="level")
+        gold = _judge(gold, qid, chunk, grade, level)
+        whole = prepare(run, gold, settings, unjudged_depth=0)
+        one_gold = replace(gold, queries=gold.queries.filter(pl.col("query_id") == qid),
+                           judgments=gold.judgments.filter(pl.col("query_id") == qid))
+        one = prepare(replace(run, frame=frame.filter(pl.col("query_id") == qid)), one_gold, settings,
+                      unjudged_depth=0)
+        new = by_k.with_query(whole, one)
+        if new is None:  # the scored queries changed: only then is it built anew
+            assert whole.scored.get_column("query_id").to_list() != by_k.queries.to_list() or one.scored.height != 1
+            new = ByK(whole, settings)
+        by_k = new
+        for k in data.draw(st.lists(st.sampled_from(ks), min_size=3, max_size=6, unique=True), label="ks"):
+            at = replace(settings, k=k)
+            metrics = every_metric(k)
+            mine, theirs = by_k.score(at, metrics), score(whole, at, metrics)
+            for column in theirs.per_query.columns:
+                assert mine.per_query.get_column(column).equals(theirs.per_query.get_column(column),
+                                                                check_dtypes=True), (extra, k, column)
+            for m in metrics:
+                assert same(mine.means[m.name], theirs.means[m.name]), (extra, k, m.name)

@@ -277,10 +277,11 @@ def unjudged_rows_of(frame: pl.DataFrame, judged: pl.DataFrame, depth: int) -> p
 
 
 def unjudged_tables(frames: dict[str, pl.DataFrame], judged: pl.DataFrame, depth: int, at: dict[str, int],
-                    queries: int) -> tuple[dict[str, pl.DataFrame], tuple[Ranked, Ranked]]:
-    """Both runs' unjudged rows down to depth, and the same by query (what `view_at` counts unjudged@k from)."""
-    rows = {side: unjudged_rows_of(frames[side], judged, depth) for side in ("a", "b")}
-    return rows, tuple(Ranked.of_stretches(rows[side], "rank", at, queries) for side in ("a", "b"))
+                    queries: int) -> tuple[Ranked, Ranked]:
+    """Both runs' unjudged rows down to depth, by query in the order of `at` (what `view_at` counts unjudged@k
+    from; a mark replaces one query's stretch, `Ranked.replaced`)."""
+    return tuple(Ranked.of_stretches(unjudged_rows_of(frames[side], judged, depth), "rank", at, queries)
+                 for side in ("a", "b"))
 
 
 def _stretches(frame: pl.DataFrame, order: list[str]) -> tuple[pl.DataFrame, dict[str, tuple[int, int]]]:
@@ -363,7 +364,6 @@ class ReviewModel:
         by_k = tuple(ByK(prepared, settings) for prepared in self._prepared)
         # the screen's own unjudged rows (unjudged@k) come after the first screen: `unjudged_job`
         self._judged_labels = judged_pairs(labels)
-        self._unjudged: dict[str, pl.DataFrame] | None = None
         self._curves = None
         self._row_cache.clear()
         self._views.clear()
@@ -382,17 +382,16 @@ class ReviewModel:
     def unjudged_job(self):
         """(generation, function, args) that find both runs' unjudged rows (down to depth) off the UI thread;
         hand the result to `apply_unjudged`. None when they are there. Until then unjudged@k has no count."""
-        if self._unjudged is not None:
+        if self._basis.unjudged is not None:
             return None
         return self._generation, unjudged_tables, (self._frames, self._judged_labels, self.settings.depth,
                                                    self._position, len(self._query_order))
 
     def apply_unjudged(self, generation: int, result) -> bool:
         """Take `unjudged_job`'s result; True when it is for these labels (the view at k now counts them)."""
-        if generation != self._generation or self._unjudged is not None:
+        if generation != self._generation or self._basis.unjudged is not None:
             return False  # a mark came since: it found them itself, with its labels
-        self._unjudged, ranked = result
-        self._basis = replace(self._basis, unjudged=ranked)
+        self._basis = replace(self._basis, unjudged=tuple(result))
         self._views.clear()  # each counted nothing unjudged
         view = view_at(self._basis, self.settings.k)
         self.store_view(view)
@@ -481,24 +480,33 @@ class ReviewModel:
         labels = self._labels(one)
         self._row_labels[qid] = self._labels_of(labels)
         judged = judged_pairs(labels)
-        for side in ("a", "b"):
+        unjudged = list(self._basis.unjudged)
+        position = self._position[qid]
+        for i, side in enumerate("ab"):
             start, n = self._index[side].get(qid, (0, 0))
-            if n:
-                part = self._frames[side].slice(start, n)
-                self._unjudged[side] = pl.concat([self._unjudged[side].filter(pl.col("query_id") != qid),
-                                                  unjudged_rows_of(part, judged, self.settings.depth)])
+            if n:  # that query's stretch of the run's unjudged rows found again (`unjudged_tables`' rule)
+                part = unjudged_rows_of(self._frames[side].slice(start, n), judged, self.settings.depth)
+                unjudged[i] = unjudged[i].replaced(position, part.get_column("rank").to_numpy())
             self._row_cache.pop((qid, side), None)
-        self._prepared = tuple(self._prepare_one(prepared, one, qid) for prepared in self._prepared)
+        prepared = [self._prepare_one(prepared, one, qid) for prepared in self._prepared]
+        self._prepared = tuple(whole for whole, _ in prepared)
+        # each run's scores at every k: that query's stretch replaced (the whole built again only when the
+        # scored queries changed: a query's first or last relevant chunk)
+        by_k = tuple(old.with_query(whole, part) or ByK(whole, self.settings)
+                     for old, (whole, part) in zip(self._basis.by_k, prepared))
         self._generation += 1
         self._views.clear()
         self._curves = None
-        n = len(self._query_order)
-        self._new_basis(tuple(ByK(prepared, self.settings) for prepared in self._prepared),
-                        tuple(Ranked.of_stretches(self._unjudged[side], "rank", self._position, n) for side in "ab"))
+        if all(new.scored is old.scored for new, old in zip(self._prepared, self._basis.prepared)):
+            self._basis = replace(self._basis, generation=self._generation, prepared=self._prepared, by_k=by_k,
+                                  unjudged=tuple(unjudged))
+        else:
+            self._new_basis(by_k, tuple(unjudged))
         self._rescore_one(qid)
 
-    def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> PreparedRun:
-        """`prepared` with query `qid` prepared again from the gold set of that one query."""
+    def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> tuple[PreparedRun, PreparedRun]:
+        """`prepared` with query `qid` prepared again from the gold set of that one query, and that query's
+        own prepared run."""
         side = "a" if prepared.run is self.run_a else "b"
         start, n = self._index[side].get(qid, (0, 0))
         rows = self._frames[side].slice(start, n).select("query_id", "chunk_id", "score", "rank")
@@ -517,7 +525,7 @@ class ReviewModel:
                            unanswerable=[q for q in self._query_order if q in unanswerable])
             scored = pl.DataFrame({"query_id": sets.scored}, schema={"query_id": pl.String})
         return replace(prepared, queries=sets, scored=scored, returned=splice(prepared.returned, fresh.returned),
-                       judged=splice(prepared.judged, fresh.judged), qrels=splice(prepared.qrels, fresh.qrels))
+                       judged=splice(prepared.judged, fresh.judged), qrels=splice(prepared.qrels, fresh.qrels)), fresh
 
     # ---- per k --------------------------------------------------------------------------------------------
 

@@ -62,7 +62,6 @@ class Ranked:
     lengths: np.ndarray
     keys: np.ndarray  # stretch number × (deepest rank + 1) + rank: sorted, so one searchsorted finds every cut
     span: int
-    stretch: np.ndarray | None = None  # per query its stretch number (-1: none), when not the query's own number
 
     def __repr__(self) -> str:  # not the arrays (a million values each)
         return f"Ranked(queries={len(self.starts)}, rows={len(self.ranks)})"
@@ -83,7 +82,9 @@ class Ranked:
     @classmethod
     def of_stretches(cls, frame: pl.DataFrame, rank: str, at: dict[str, int], queries: int) -> "Ranked":
         """`frame` (query_id, `rank`) already one stretch per query with ascending ranks (a run's rows, or a
-        part of them, in their order): no join, no sort. `at` numbers the queries; one not in it is dropped."""
+        part of them, in their order): no join, no sort of rows. `at` numbers the queries; one not in it is
+        dropped. Laid out as `of` lays out, one stretch per query of `at` in its order (empty where the query has
+        no row), so that `replaced` can change one query's stretch."""
         runs = frame.get_column("query_id").rle()
         values = runs.struct.field("value").to_list()
         if len(set(values)) != len(values):  # a query in two stretches: put them together
@@ -92,25 +93,44 @@ class Ranked:
             values = runs.struct.field("value").to_list()
         lengths = runs.struct.field("len").to_numpy().astype(np.int64)
         first = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-        starts = np.zeros(queries, dtype=np.int64)
+        number = np.fromiter((at.get(q, -1) for q in values), dtype=np.int64, count=len(values))
+        kept = np.flatnonzero(number >= 0)
+        kept = kept[np.argsort(number[kept], kind="stable")]  # the stretches in the order of `at`
         per_query = np.zeros(queries, dtype=np.int64)
-        stretch = np.full(queries, -1, dtype=np.int64)
-        for i, q in enumerate(values):
-            j = at.get(q)
-            if j is not None:
-                starts[j], per_query[j], stretch[j] = first[i], lengths[i], i
-        ranks = frame.get_column(rank).to_numpy().astype(np.int64)
+        per_query[number[kept]] = lengths[kept]
+        starts = np.concatenate(([0], np.cumsum(per_query)[:-1])).astype(np.int64)
+        # each kept row's place in the frame: its stretch's first row + its place in the stretch
+        taken = lengths[kept]
+        rows = np.repeat(first[kept] - starts[number[kept]], taken) + np.arange(int(taken.sum()), dtype=np.int64)
+        ranks = frame.get_column(rank).to_numpy().astype(np.int64)[rows]
+        return cls._of_arrays(ranks, starts, per_query)
+
+    @classmethod
+    def _of_arrays(cls, ranks: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> "Ranked":
         span = int(ranks.max()) + 1 if len(ranks) else 1
-        keys = np.repeat(np.arange(len(values), dtype=np.int64), lengths) * span + ranks
-        return cls(ranks, starts, per_query, keys, span, stretch)
+        return cls(ranks, starts, lengths, np.repeat(np.arange(len(lengths), dtype=np.int64), lengths) * span + ranks,
+                   span)
+
+    def replaced(self, i: int, ranks: np.ndarray) -> "Ranked":
+        """The same rows with stretch i's ranked `ranks` (ascending) instead: what `of`/`of_stretches` lay out
+        from the rows with that one query's changed, without reading the others again (a mark)."""
+        start, n = int(self.starts[i]), int(self.lengths[i])
+        ranks = np.asarray(ranks, dtype=np.int64)
+        all_ranks = spliced(self.ranks, start, n, ranks)
+        starts, lengths = self.starts.copy(), self.lengths.copy()
+        starts[i + 1:] += len(ranks) - n
+        lengths[i] = len(ranks)
+        span = int(all_ranks.max()) + 1 if len(all_ranks) else 1
+        if span != self.span:  # the deepest rank moved: every key with it
+            return Ranked._of_arrays(all_ranks, starts, lengths)
+        return Ranked(all_ranks, starts, lengths, spliced(self.keys, start, n, i * span + ranks), span)
 
     def upto(self, k: int | None) -> np.ndarray:
         """Per scored query, how many of its rows are ranked <= k (all of them for k None)."""
         if k is None or k >= self.span:
             return self.lengths
-        number = np.arange(len(self.starts), dtype=np.int64) if self.stretch is None else self.stretch
-        cut = number * self.span + k
-        return np.where(number >= 0, np.searchsorted(self.keys, cut, side="right") - self.starts, 0)
+        cut = np.arange(len(self.starts), dtype=np.int64) * self.span + k
+        return np.searchsorted(self.keys, cut, side="right") - self.starts
 
     def at(self, running: np.ndarray, k: int | None, empty) -> np.ndarray:
         """Per scored query, `running` at its last row ranked <= k (`empty` when it has none)."""
@@ -118,6 +138,11 @@ class Ranked:
         last = self.starts + n - 1
         out = running[np.clip(last, 0, max(len(running) - 1, 0))] if len(running) else np.zeros(len(n))
         return np.where(n > 0, out, empty)
+
+
+def spliced(values: np.ndarray, start: int, n: int, new: np.ndarray) -> np.ndarray:
+    """`values` with `values[start:start + n]` replaced by `new` (of any length), as a new array."""
+    return np.concatenate((values[:start], np.asarray(new, dtype=values.dtype), values[start + n:]))
 
 
 def _running_count(flags: np.ndarray, ranked: Ranked) -> np.ndarray:
@@ -137,7 +162,7 @@ class ByK:
     def __init__(self, prepared: PreparedRun, settings: EvalSettings):
         self.prepared = prepared
         self.settings = settings
-        threshold, gain = settings.threshold, settings.gain
+        threshold = settings.threshold
         scored, qrels = prepared.scored, prepared.qrels
         counts = qrels.group_by("query_id").agg(
             num_rel=(pl.col("grade") >= threshold).sum(),
@@ -147,18 +172,13 @@ class ByK:
         self._base = (scored.join(prepared.returned, on="query_id", how="left")
                       .join(counts, on="query_id", how="left")
                       .with_columns(pl.col("returned", "num_rel", "num_nonrel").fill_null(0)))
-        # the rows metrics.per_query_values aggregates, made as it makes them
-        rows = prepared.judged.sort("query_id", "rank").with_columns(
-            rel=pl.col("grade") >= threshold, judged=pl.col("grade") >= 0,
-            nonrel=(pl.col("grade") >= 0) & (pl.col("grade") < threshold),
-            dg=core._gain(pl.col("grade"), gain) * core._discount(pl.col("rank")),
-        ).with_columns(rel_upto=pl.col("rel").cum_sum().over("query_id"),
-                       nonrel_upto=pl.col("nonrel").cum_sum().over("query_id"))
         self._order = order = self._base.select("query_id")  # the rows of per_query_values' table, in its order
         self.queries: pl.Series = order.get_column("query_id")  # the order of `score`'s per_query
-        self._frames = {"rows": rows}
-        self._rows, rows = Ranked.of(rows, "rank", order)
+        self._at: dict[str, int] | None = None  # query id -> its place in `queries` (made when first asked)
+        self._frames: dict[str, pl.DataFrame] = {}
+        self._rows, rows = Ranked.of(self._frame("rows"), "rank", order)
         rel = rows.get_column("rel").to_numpy()
+        self._rel = rel
         self._rel_upto = _running_count(rel, self._rows)
         self._judged_upto = _running_count(rows.get_column("judged").to_numpy(), self._rows)
         self._dcg = kahan_running(rows.get_column("dg").to_numpy(), self._rows.starts, self._rows.lengths)
@@ -170,16 +190,75 @@ class ByK:
         if has.any():
             self._first_rel[has] = np.minimum.reduceat(first, self._rows.starts[has])
         self._rank_dtype = prepared.judged.schema["rank"]
-        self._rel = rel
-        ideal = (qrels.filter(pl.col("grade") > 0).sort(["query_id", "grade"], descending=[False, True])
-                 .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
-                 .with_columns(ig=core._gain(pl.col("grade"), gain) * core._discount(pl.col("pos"))))
-        self._frames["ideal"] = ideal
-        self._ideal, ideal = Ranked.of(ideal, "pos", order)
+        self._ideal, ideal = Ranked.of(self._frame("ideal"), "pos", order)
         self._idcg = kahan_running(ideal.get_column("ig").to_numpy(), self._ideal.starts, self._ideal.lengths)
+        self._clear()
+
+    def _clear(self) -> None:
+        """Forget what is computed when first asked for (it is made again from the tables)."""
         self._ap = None
-        self._whole: dict[tuple, np.ndarray] = {}
+        self._whole: dict[tuple, tuple[int | None, np.ndarray]] = {}  # (make, k is None) -> (a k, per query)
         self._fixed: dict[str, pl.Series] = {}  # metrics of aggregates not known here, scored by the core once
+
+    def _frame(self, name: str) -> pl.DataFrame:
+        """The rows metrics.per_query_values aggregates ("rows": the judged rows; "ideal": the ideal ranking),
+        made as it makes them; kept, or made again from the prepared run when first asked (after `with_query`)."""
+        found = self._frames.get(name)
+        if found is not None:
+            return found
+        gain = self.settings.gain
+        if name == "rows":
+            threshold = self.settings.threshold
+            frame = self.prepared.judged.sort("query_id", "rank").with_columns(
+                rel=pl.col("grade") >= threshold, judged=pl.col("grade") >= 0,
+                nonrel=(pl.col("grade") >= 0) & (pl.col("grade") < threshold),
+                dg=core._gain(pl.col("grade"), gain) * core._discount(pl.col("rank")),
+            ).with_columns(rel_upto=pl.col("rel").cum_sum().over("query_id"),
+                           nonrel_upto=pl.col("nonrel").cum_sum().over("query_id"))
+        else:
+            frame = (self.prepared.qrels.filter(pl.col("grade") > 0)
+                     .sort(["query_id", "grade"], descending=[False, True])
+                     .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
+                     .with_columns(ig=core._gain(pl.col("grade"), gain) * core._discount(pl.col("pos"))))
+        self._frames[name] = frame
+        return frame
+
+    def with_query(self, prepared: PreparedRun, one: PreparedRun) -> "ByK | None":
+        """`ByK(prepared, settings)` where `prepared` is this one's run with one query's labels changed and
+        prepared again (`one`: that query alone, `prepare` on a gold set of that query) and the same queries
+        scored: that query's stretch of every table replaced by `one`'s, the rest kept (a review mark; equal
+        to the build to the last bit, tests/test_metrics_by_k.py). None when the scored queries changed:
+        build it anew then."""
+        if one.scored.height != 1 or not (prepared.scored is self.prepared.scored
+                                          or prepared.scored.equals(self.prepared.scored)):
+            return None
+        if self._at is None:
+            self._at = {q: i for i, q in enumerate(self.queries.to_list())}
+        i = self._at.get(one.scored.item(0, "query_id"))
+        if i is None:
+            return None
+        part = ByK(one, self.settings)
+        new = object.__new__(ByK)
+        new.prepared, new.settings = prepared, self.settings
+        new._order, new.queries, new._at, new._rank_dtype = self._order, self.queries, self._at, self._rank_dtype
+        new._base = self._base.with_columns(
+            pl.Series(c, spliced(self._base.get_column(c).to_numpy(), i, 1, part._base.get_column(c).to_numpy()),
+                      dtype=self._base.schema[c]) for c in self._base.columns if c != "query_id")
+        new._frames = {}
+        start, n = int(self._rows.starts[i]), int(self._rows.lengths[i])
+        new._rows = self._rows.replaced(i, part._rows.ranks)
+        for name in ("_rel", "_rel_upto", "_judged_upto", "_dcg"):
+            setattr(new, name, spliced(getattr(self, name), start, n, getattr(part, name)))
+        new._first_rel = spliced(self._first_rel, i, 1, part._first_rel)
+        start, n = int(self._ideal.starts[i]), int(self._ideal.lengths[i])
+        new._ideal = self._ideal.replaced(i, part._ideal.ranks)
+        new._idcg = spliced(self._idcg, start, n, part._idcg)
+        new._clear()
+        # the core's aggregates asked for so far (where a cutoff keeps every row): that query's from its rows
+        # alone (polars sums each group by itself, whatever else the frame holds: the test holds it so)
+        for key, (k, values) in self._whole.items():
+            new._whole[key] = (k, spliced(values, i, 1, part._core_aggregate(key[0], k)))
+        return new
 
     # ---- the aggregates of metrics.py, at a cutoff ------------------------------------------------------------
 
@@ -211,12 +290,12 @@ class ByK:
         k), per query in the table's order."""
         key = (make, k is None)
         if key not in self._whole:
-            frame = self._frames["ideal" if make is core._idcg else "rows"]
+            frame = self._frame("ideal" if make is core._idcg else "rows")
             name, expr = next(iter(make(k).items()))
             agg = frame.group_by("query_id").agg(expr.alias("_v"))
-            self._whole[key] = (self._order.join(agg, on="query_id", how="left", maintain_order="left")
+            self._whole[key] = (k, self._order.join(agg, on="query_id", how="left", maintain_order="left")
                                 .get_column("_v").fill_null(0.0).to_numpy())
-        return self._whole[key]
+        return self._whole[key][1]
 
     def _aggregate(self, make, k: int | None) -> dict[str, np.ndarray] | None:
         """{column: per scored query} of one aggregate maker of metrics.py at cutoff k; None if not known."""
