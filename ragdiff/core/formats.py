@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ragdiff.core.choices import GOLD_FORMATS
 from ragdiff.core.errors import InputError
+from ragdiff.core.textio import SPACE, fields
 
 __all__ = ["BEIR_SPLITS", "GOLD_FORMATS", "GoldPath", "beir_qrels_file", "locate", "sniff"]
 BEIR_SPLITS = ("test.tsv", "dev.tsv")  # the split evaluated by default, in order of preference
@@ -56,7 +57,7 @@ def _first_line(path: Path) -> str | None:
         raise InputError(path, f"cannot read: {err.strerror}") from None
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
     for line in text.split("\n"):
-        stripped = line.strip()
+        stripped = line.strip(SPACE)
         if stripped and not stripped.startswith("#"):
             return line.rstrip("\r")
     return None
@@ -84,12 +85,12 @@ def sniff(path: Path) -> str:
         return "beir" if _beir_folder(path) is not None or _tsv_is_beir(line) else "qrels"
     if line is None:
         raise InputError(path, "the file is empty")
-    stripped = line.strip()
+    stripped = line.strip(SPACE)
     if stripped.startswith("{"):
         return "json"
     if stripped.lower().startswith("query-id"):
         return "beir"
-    columns = len(stripped.split())
+    columns = len(fields(stripped))
     if columns == 4:
         return "qrels"
     if columns == 6:

@@ -20,7 +20,8 @@ import polars as pl
 
 from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file, json_error, line_of, read_text, text_frame, whitespace_columns
+from ragdiff.core.textio import (SPACE, check_file, fields, json_error, line_of, read_text, text_frame,
+                                  whitespace_columns)
 
 _EXTENSIONS = {
     ".trec": "trec",
@@ -76,10 +77,10 @@ def sniff_run_format(path: Path) -> str:
     if head.startswith(b"PAR1"):
         return "parquet"
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = [ln for ln in text.split("\n") if ln.strip(SPACE) and not ln.lstrip(SPACE).startswith("#")]
     if not lines:
         raise InputError(path, "cannot tell the run's format: the file has no data lines; say it with --format")
-    first = lines[0].strip()
+    first = lines[0].strip(SPACE)
     if first.startswith("{"):
         try:
             json.loads(first)
@@ -92,7 +93,7 @@ def sniff_run_format(path: Path) -> str:
         return "tsv"
     if "," in first and "query_id" in first.split(","):
         return "csv"
-    columns = len(first.split())
+    columns = len(fields(first))
     if columns == 6:
         return "trec"
     if columns == 4:
@@ -334,7 +335,9 @@ def _load_plain_trec(path: Path) -> pl.DataFrame | None:
 
 
 def _is_plain(path: Path) -> bool:
-    """No BOM, NUL, tab, CR or comment line: a file polars' CSV reader takes line for line.
+    """No BOM, NUL, comment line or white space but single spaces and \\n (no tab, CR, \\v or \\f: trec_eval's
+    separators, textio.SPACE, that the reader would keep inside a field): a file polars' CSV reader takes line
+    for line, into the columns the general path reads.
 
     Blank or short lines need no scan: the reader gives them null fields, which send the file to the general
     path. Each check is a one-byte search in C; the slower two-byte search for a comment line runs only when
@@ -344,6 +347,10 @@ def _is_plain(path: Path) -> bool:
         return False
     with path.open("rb", buffering=0) as handle:
         return _blocks_are_plain(handle)
+
+
+# bytes the plain reader declines: NUL, and each separator of textio.SPACE but the space and the line end
+_NOT_PLAIN = (b"\x00", *(c.encode() for c in SPACE if c not in " \n"))
 
 
 def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
@@ -358,7 +365,7 @@ def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
         if first and (buffer.startswith(b"\xef\xbb\xbf") or buffer[0] == ord("#")):
             return False
         first = False
-        if any(buffer.find(byte, 0, size) >= 0 for byte in (b"\x00", b"\t", b"\r")):
+        if any(buffer.find(byte, 0, size) >= 0 for byte in _NOT_PLAIN):
             return False
         if buffer.find(b"#", 0, size) >= 0 and (
                 (previous == ord("\n") and buffer[0] == ord("#")) or buffer.find(b"\n#", 0, size) >= 0):
@@ -377,10 +384,10 @@ def first_bad_trec_line(path: Path) -> tuple[int, str] | None:
     with the general reader's words; None when every line reads."""
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            fields = raw.decode("utf-8", errors="replace").split()
-            if len(fields) < 6:
-                return number, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(fields)}"
-            rank, score = fields[3], fields[4]
+            columns = fields(raw.decode("utf-8", errors="replace"))
+            if len(columns) < 6:
+                return number, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(columns)}"
+            rank, score = columns[3], columns[4]
             if not (rank.isascii() and rank.isdigit()):
                 return number, f"rank {rank!r} is not a whole number >= 0 (column 4)"
             try:
@@ -415,12 +422,12 @@ def _load_any_trec(path: Path) -> pl.DataFrame:
 def _not_another_format(path: Path, text: str) -> None:
     """A file read as TREC (`--format trec`, or its name) whose first line is JSON or a CSV header is not a TREC
     run: say that, rather than a column or score error about JSON text."""
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip(SPACE)
         if not stripped or stripped.startswith("#"):
             continue
         looks = ("JSON" if stripped[0] in "{[" else
-                 "CSV" if "," in stripped and len(stripped.split()) == 1 else
+                 "CSV" if "," in stripped and len(fields(stripped)) == 1 else
                  None)
         if looks:
             raise InputError(path, f"this is not a TREC run: its first line looks like {looks} "

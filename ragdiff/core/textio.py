@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
 
 from ragdiff.core.errors import InputError, line_of_offset
+
+# What separates the columns of a TREC run or qrels line: trec_eval's rule, C's isspace() in the "C" locale
+# (trec_eval never calls setlocale; get_trec_results.c and get_qrels.c split on it) — space, tab, \n, \v,
+# \f and \r, ASCII only. Anything else (a no-break space, U+2003, U+0085, \x1c) is part of an id, as
+# trec_eval reads it; lines end at \n alone (a \r before it is trailing white space). Python's str.split()
+# and str.strip() and the regex \s take Unicode white space, so every reader and sniffer of these formats
+# splits, strips and tests with what is here instead (`bytes.split()` is the same rule).
+SPACE = " \t\n\r\x0b\x0c"
+_ESCAPED = "".join(f"\\x{ord(c):02X}" for c in SPACE)  # written for a regex: Python's re and polars' alike
+SPACE_CLASS, FIELD_CLASS = f"[{_ESCAPED}]", f"[^{_ESCAPED}]"  # one white-space character; one of an id
+_FIELD = re.compile(FIELD_CLASS + "+")
+
+
+def fields(line: str) -> list[str]:
+    """The columns of a line by trec_eval's rule (SPACE): what str.split() would be with ASCII white space."""
+    return _FIELD.findall(line)
 
 
 def check_file(path: Path) -> None:
@@ -53,30 +70,34 @@ def line_of(text: str, needle: str, start: int = 0) -> int | None:
 
 
 def lines_frame(text: str) -> pl.DataFrame:
-    """One row per physical line (`raw`) with its 1-based `line`; blank lines and `#` comments dropped."""
+    """One row per physical line (`raw`) with its 1-based `line`; blank lines and `#` comments dropped (blank
+    and leading white space by trec_eval's rule, SPACE)."""
     return (
         pl.Series("raw", [text]).str.split("\n").explode().to_frame()
         .with_row_index("line", offset=1)
         .with_columns(pl.col("raw").str.strip_suffix("\r"))
-        .filter(pl.col("raw").str.strip_chars() != "")
-        .filter(~pl.col("raw").str.strip_chars_start().str.starts_with("#"))
+        .filter(pl.col("raw").str.strip_chars(SPACE) != "")
+        .filter(~pl.col("raw").str.strip_chars_start(SPACE).str.starts_with("#"))
     )
 
 
 def whitespace_columns(path: Path, text: str, names: list[str | None], expected: str,
                        ignore_extra: bool = False) -> pl.DataFrame:
-    """Split each data line on runs of spaces or tabs into the named columns (None: a column not kept).
+    """Split each data line on runs of white space (trec_eval's, SPACE) into the named columns (None: a column
+    not kept).
 
     A line with another number of columns is an InputError naming its line and `expected`.
     """
-    pattern = r"^\s*" + r"\s+".join([r"(\S+)"] * len(names)) + (r"(?:\s.*)?$" if ignore_extra else r"\s*$")
+    space, field = SPACE_CLASS, FIELD_CLASS
+    pattern = (f"^{space}*" + f"{space}+".join([f"({field}+)"] * len(names))
+               + (f"(?:{space}.*)?$" if ignore_extra else f"{space}*$"))
     parts = lines_frame(text).with_columns(parts=pl.col("raw").str.extract_groups(pattern))
-    fields = [pl.col("parts").struct.field(str(i + 1)).alias(name) for i, name in enumerate(names) if name]
-    parsed = parts.with_columns(fields)
+    named = [pl.col("parts").struct.field(str(i + 1)).alias(name) for i, name in enumerate(names) if name]
+    parsed = parts.with_columns(named)
     bad = parsed.filter(pl.col(next(n for n in names if n)).is_null())
     if bad.height:
         row = bad.row(0, named=True)
-        raise InputError(path, f"expected {len(names)} columns ({expected}), found {len(row['raw'].split())}",
+        raise InputError(path, f"expected {len(names)} columns ({expected}), found {len(fields(row['raw']))}",
                          row["line"])
     return parsed.select("line", *[n for n in names if n])
 

@@ -22,9 +22,11 @@ from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc
 from ragdiff.core.labels.edits import _lines, _newline
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.yaml_doc import map_grade
+from ragdiff.core.textio import FIELD_CLASS, SPACE, SPACE_CLASS
 
-_TREC_LINE = re.compile(r"(\s*)(\S+)(\s+)(\S+)(\s+)(\S+)(\s+)(\S+)(\s*)")
-_GRADE = re.compile(r"\s*([-+]?\d+)\s*")
+# a line's pieces, separators kept, split by trec_eval's white space (textio.SPACE) as the reader splits it
+_TREC_LINE = re.compile("({s}*)({f}+)({s}+)({f}+)({s}+)({f}+)({s}+)({f}+)({s}*)".format(s=SPACE_CLASS, f=FIELD_CLASS))
+_GRADE = re.compile(f"{SPACE_CLASS}*([-+]?[0-9]+){SPACE_CLASS}*")
 
 
 class QrelsDoc(LabelDoc):
@@ -172,7 +174,7 @@ class QrelsDoc(LabelDoc):
         makes the file binary), or None."""
         if s == "":
             return "it is empty"
-        if any(ch.isspace() for ch in s):
+        if any(ch in SPACE for ch in s):
             return "it holds white space"
         if s.startswith("#"):
             return "it starts with # (a comment line there)"
