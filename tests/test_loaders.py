@@ -187,7 +187,9 @@ def test_escaped_surrogate_pairs_are_joined_and_lone_ones_refused(tmp_path):
 
 
 def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
-    from ragdiff.core.runs import _load_any_trec, _load_plain_trec
+    from polars.testing import assert_frame_equal
+
+    from ragdiff.core.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, ordered_frame
 
     import random
     rng = random.Random(5)
@@ -195,9 +197,16 @@ def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
             for i in range(500)]
     p = tmp_path / "run.trec"
     p.write_text("\n".join(rows) + "\n")
-    fast = _load_plain_trec(p)
+    fast, general = _load_plain_trec(p), _load_any_trec(p)
     assert fast is not None
-    assert fast.equals(_load_any_trec(p))
+    # DataFrame.equals compares values only (a Categorical equals its strings): the schemas are compared too.
+    # The one difference is on purpose: the plain reader reads query ids as the Categorical ordered_frame sorts
+    assert dict(fast.schema) == {**general.schema, "query_id": pl.Categorical}
+    assert_frame_equal(fast.with_columns(pl.col("query_id").cast(pl.String)), general, check_exact=True)
+    # and after ordering, what a Run holds: RUN_SCHEMA exactly, either way
+    ordered = ordered_frame(p, fast.clone(), True)
+    assert dict(ordered.schema) == RUN_SCHEMA
+    assert_frame_equal(ordered, ordered_frame(p, general.clone(), True), check_exact=True)
     p.write_text("\n".join(rows).replace(" Q0 ", "\tQ0\t") + "\n")
     assert _load_plain_trec(p) is None  # tabs: the general path
 
