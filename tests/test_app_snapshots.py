@@ -46,6 +46,28 @@ def test_main_screen_at(size, sample_runs, tmp_path, snap_compare):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_chunk_pane_counts_the_lines_it_wraps_into(size, sample_runs, tmp_path):
+    """The chunk pane's "lines 1–5 of N" is the text's height as laid out, after the scroll bar came in (the text
+    then wraps a column narrower, into more lines). It said the height before (33 for 35 at 80x24) unless some
+    later refresh came after the second layout — which made the 80x24 picture above fail now and then in full
+    runs under load, and pass alone."""
+    from ragdiff.app.widgets.chunk_view import ChunkView
+
+    app = sample_app(sample_runs, tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await _settle(pilot)
+        view = app.query_one(ChunkView)
+        lines = app.query_one("#chunk-text").size.height
+        first, last, total = view.where()
+        assert total == lines == view.virtual_size.height
+        if total > last:  # taller than the pane (80x24, 100x30): the count is there and it is the true one
+            assert view.show_vertical_scrollbar
+            assert view.border_subtitle.startswith(f"lines {first}–{last} of {lines} ")
+        else:
+            assert view.border_subtitle == ""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_help_screen_at(size, lesson, snap_compare):
     """`?` at every size: keys and the legend, nothing cut at the right, no binding ids; keys and legend side
     by side from 130 columns, stacked (and scrolling) below. (The lesson's small files: the help does not

@@ -12,6 +12,18 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 
+class ChunkText(Static):
+    """The text itself. Its height is known only once it is laid out, and again when that brings in the pane's
+    scroll bar: it then wraps a column narrower, into more lines, with no resize of the pane itself. So the
+    pane says where it is on each resize of the text: said only after the pane's first refresh, the total was
+    the one before the scroll bar ("of 33" for 35 lines) unless a later refresh happened to come after it —
+    tests/test_app_snapshots.py's 80x24 picture failed by the timing of the workers' messages."""
+
+    def on_resize(self) -> None:
+        if isinstance(self.parent, ChunkView):
+            self.parent.say_where()
+
+
 class ChunkView(VerticalScroll, can_focus=True):
     BINDINGS = [
         Binding("down,j", "scroll_lines(1)", "scroll down", show=False, id="text.down"),
@@ -24,10 +36,10 @@ class ChunkView(VerticalScroll, can_focus=True):
     COMPONENT_CLASSES = {"chunk--match", "chunk--meta", "chunk--id", "chunk--dim"}
 
     def compose(self):
-        yield Static(id="chunk-text")
+        yield ChunkText(id="chunk-text")
 
     def show(self, text: Text) -> None:
-        self.query_one("#chunk-text", Static).update(text)
+        self.query_one("#chunk-text", ChunkText).update(text)
         self.scroll_home(animate=False, immediate=True)
         self.call_after_refresh(self.say_where)
 
