@@ -330,3 +330,30 @@ def test_window_counts_kept_are_the_fresh_ones_and_not_a_promoted_runs(tmp_path)
         again = window_counts(promoted, 5, settings)
         assert again.equals(_window_counts(promoted, 5, settings.threshold))
         assert again.get_column("hits").sum() > first.get_column("hits").sum()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_runs_evaluated_side_by_side_are_each_evaluated_alone(tmp_path, threads):
+    """`evaluate_runs` runs the evaluations in threads: each run's values, means and bounds are those of
+    `evaluate` on it alone, in the runs' order (runs of different sizes, so the slower one finishes last)."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics import EvalSettings, evaluate, evaluate_runs
+    from ragdiff.core.runs import load_run
+
+    runs, golds = [], []
+    for seed, n in ((4, 300), (5, 20), (6, 120)):
+        qrels, run_path = _random_case(tmp_path, seed, n=n)
+        golds.append(load_gold(qrels, fmt="qrels"))
+        runs.append(load_run(run_path, fmt="trec", name=f"run{seed}"))
+    gold = golds[0]
+    settings = EvalSettings(k=5, depth=10)
+    metrics = [parse_metric(n) for n in BOUND_METRICS]
+    got = evaluate_runs(runs, gold, settings, metrics, bounds=True, threads=threads)
+    assert [ev.run.name for ev in got] == ["run4", "run5", "run6"]
+    for run, ev in zip(runs, got):
+        alone = evaluate(run, gold, settings, metrics, bounds=True)
+        assert ev.per_query.equals(alone.per_query)
+        assert ev.means == alone.means
+        assert {n: (b.value, b.unjudged, b.per_query.to_list()) for n, b in ev.bounds.items()} == \
+               {n: (b.value, b.unjudged, b.per_query.to_list()) for n, b in alone.bounds.items()}
+        assert ev.queries == alone.queries

@@ -101,12 +101,12 @@ def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEva
     threads = 2 if one_blas_thread() else 1
     from ragdiff.core import report
     from ragdiff.core.diff import compare, diff_metrics
-    from ragdiff.core.metrics import evaluate
+    from ragdiff.core.metrics import evaluate_runs
 
     settings = settings_from(args)
     gold, runs = load_inputs(args, [args.base, *args.runs])
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
-    evals = [evaluate(r, gold, settings, metrics, bounds=True) for r in runs]
+    evals = evaluate_runs(runs, gold, settings, metrics, bounds=True)
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
         warn(warning)

@@ -39,7 +39,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragdiff.core.corpus import Corpus
-    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.metrics import default_metrics, evaluate_runs
 
     settings = settings_from(args)
     if settings.judged_only and args.log:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         gold, runs = load_inputs(args, args.runs)
 
         def score_all(g: Gold) -> list[RunEval]:
-            return [evaluate(r, g, settings, metrics, bounds=True) for r in runs]
+            return evaluate_runs(runs, g, settings, metrics, bounds=True)
     warnings = [corpus_warning(gold, args.corpus, strict=args.strict_corpus)]
     evals = score_all(gold)
     # --drafted as-labels: the same runs scored as if every draft were accepted, shown beside the real numbers

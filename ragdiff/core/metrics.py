@@ -659,6 +659,22 @@ def evaluate(run: Run, gold: Gold, settings: EvalSettings, metrics: list[Metric]
                  settings, metrics, bounds)
 
 
+def evaluate_runs(runs: list[Run], gold: Gold, settings: EvalSettings, metrics: list[Metric] | None = None,
+                  bounds: bool = False, threads: int = 2) -> list[RunEval]:
+    """`evaluate` of each run, in the runs' order; the runs side by side in up to `threads` threads (polars
+    releases the GIL while it works, and an evaluation reads the gold set and its own run only): the same
+    numbers as one after the other (tests/test_metrics.py)."""
+    def one(run: Run) -> RunEval:
+        return evaluate(run, gold, settings, metrics, bounds)
+
+    if threads <= 1 or len(runs) < 2:
+        return [one(run) for run in runs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(threads, len(runs)), thread_name_prefix="ragdiff-evaluate") as pool:
+        return list(pool.map(one, runs))
+
+
 def rows_for_bounds(metrics: list[Metric], settings: EvalSettings) -> int:
     """How deep the unjudged rows are kept for these metrics' bounds: the widest window, no deeper than k, of a
     metric whose bound is promoted, not counted (diff's unjudged check lists them again). A deeper window (ndcg at
