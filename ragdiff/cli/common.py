@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.gold import Gold
     from ragdiff.core.metrics import EvalSettings, Metric
-    from ragdiff.core.runs import Run
+    from ragdiff.core.runs import PendingRun, Run
 
 
 def whole_number(minimum: int):
@@ -121,12 +121,32 @@ def settings_from(args: argparse.Namespace) -> EvalSettings:
                                        judged_only=getattr(args, "judged_only", False)))
 
 
-def load_inputs(args: argparse.Namespace, run_paths: list[Path]) -> tuple[Gold, list[Run]]:
+def start_loading(args: argparse.Namespace, run_paths: list[Path]) -> list[PendingRun]:
+    """Check the settings (check_settings reads them off the command line as well) and begin reading the first
+    run in polars' threads, so that what the command imports next (numpy, the core's modules) and the gold
+    set run meanwhile: pass the result to load_inputs. Imports polars and core/runs only (not numpy:
+    diff_cmd.one_blas_thread must load it). One run, not all: two reads at once stack their buffers."""
+    check_settings(args)
+    from ragdiff.core.runs import start_run
+
+    return [start_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths[:1]]
+
+
+def load_inputs(args: argparse.Namespace, run_paths: list[Path],
+                started: list[PendingRun] | None = None) -> tuple[Gold, list[Run]]:
+    """The gold set, then the runs, each error in that order; `started`: start_loading's, for run_paths."""
     from ragdiff.core.gold import load_gold
     from ragdiff.core.runs import load_run
 
-    gold = load_gold(args.gold, args.gold_format)
-    runs = [load_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths]
+    started = list(started or [])
+    assert [p.path for p in started] == [Path(p) for p in run_paths[:len(started)]]
+    try:
+        gold = load_gold(args.gold, args.gold_format)
+        runs = [started[i].result() if i < len(started) else load_run(p, args.run_format, keep_first=args.keep_first)
+                for i, p in enumerate(run_paths)]
+    finally:
+        for pending in started:
+            pending.cancel()
     names = [r.name for r in runs]
     for run in runs:
         if names.count(run.name) > 1:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, add_slice_options, drafts_note, drafts_summary, corpus_warning, load_inputs, metric_list, positive_int,
-                                settings_from, stdout_console, warn, whole_number)
+                                settings_from, start_loading, stdout_console, warn, whole_number)
 from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
 from ragdiff.core import words
@@ -95,16 +95,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def compare_all(args: argparse.Namespace) -> tuple[list[Diff], dict, list[RunEval], Gold]:
+def compare_all(args: argparse.Namespace, started: list | None = None) -> tuple[list[Diff], dict, list[RunEval], Gold]:
     """Load, evaluate and compare every run with the baseline: the diffs, the document every output renders,
-    the evaluations (baseline first) and the gold set."""
+    the evaluations (baseline first) and the gold set. `started`: common.start_loading's reads."""
     threads = 2 if one_blas_thread() else 1
     from ragdiff.core import report
     from ragdiff.core.diff import compare, diff_metrics
     from ragdiff.core.metrics import evaluate_runs
 
     settings = settings_from(args)
-    gold, runs = load_inputs(args, [args.base, *args.runs])
+    gold, runs = load_inputs(args, [args.base, *args.runs], started)
     metrics = args.metrics or diff_metrics(settings.k, settings.depth)
     evals = evaluate_runs(runs, gold, settings, metrics, bounds=True)
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
@@ -153,11 +153,12 @@ def gate(diffs: list[Diff]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    started = start_loading(args, [args.base, *args.runs])  # polars reads run A while the rest imports
     one_blas_thread()  # before anything loads numpy (the report does)
     from ragdiff.core import report
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
 
-    diffs, doc, evals, gold = compare_all(args)
+    diffs, doc, evals, gold = compare_all(args, started)
     failures = gate(diffs) if args.fail_on_regression else []
     slices = slice_document(args, evals, gold)
     doc.update(slices)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,8 +107,10 @@ def sniff_run_format(path: Path) -> str:
     )
 
 
-def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False, name: str | None = None) -> Run:
-    """Load a run file. Duplicate chunks within a query are an error naming both lines unless keep_first."""
+def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False, name: str | None = None,
+             read: Callable[[], pl.DataFrame] | None = None) -> Run:
+    """Load a run file. Duplicate chunks within a query are an error naming both lines unless keep_first.
+    `read`: the plain TREC reader's frame of a file found plain, already on its way (`start_run`)."""
     path = Path(path)
     check_file(path)
     fmt = fmt or sniff_run_format(path)
@@ -115,7 +119,7 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
     query_text: dict[str, str] = {}
     searches: dict[str, list[tuple[str, list[str]]]] = {}
     if fmt == "trec":
-        frame, sort_by_score = _load_trec(path), True
+        frame, sort_by_score = _load_trec(path, read), True
     elif fmt == "jsonl":
         frame, sort_by_score = _load_jsonl(path, query_text, searches), False
     elif fmt == "json":
@@ -126,6 +130,64 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
         raise InputError(path, "the run has no results; expected at least one ranked chunk")
     frame = ordered_frame(path, frame, sort_by_score, keep_first, allow=bool(searches))
     return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
+
+
+class PendingRun:
+    """A run whose reading may have begun (`start_run`); `result()` is `load_run`'s Run, its errors included."""
+
+    def __init__(self, path: Path, fmt: str | None, keep_first: bool, thread: threading.Thread | None = None,
+                 box: dict | None = None):
+        self.path, self.fmt, self.keep_first = path, fmt, keep_first
+        self._thread, self._box = thread, box
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def result(self) -> Run:
+        read = self._read if self._thread is not None else None
+        return load_run(self.path, self.fmt, keep_first=self.keep_first, read=read)
+
+    def _read(self) -> pl.DataFrame:
+        self.cancel()
+        box, self._box = self._box, None
+        if "error" in box:
+            raise box["error"]
+        return box["frame"]
+
+    def cancel(self) -> None:
+        """Let the read end (another input failed first): nothing is left running behind the caller."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def start_run(path: str | Path, fmt: str | None = None, keep_first: bool = False) -> PendingRun:
+    """Begin reading a plain TREC run (polars' CSV reader, in a thread that waits for polars' threads: the
+    GIL is free meanwhile) and return at once, so the caller's own work (the command's imports, the gold set)
+    runs beside it; `.result()` waits for it and orders it. Anything else (another format, a file that is not
+    plain, one that is missing) is left to `.result()`, which reads it as `load_run` does and raises its
+    errors then, in the order the caller asks for its inputs.
+
+    A thread, not polars' `collect(background=True)`: a background query whose handle is dropped before it
+    ends panics in polars' pool (a failed send, polars 2.1), which aborts the process."""
+    path = Path(path)
+    try:
+        if (fmt or sniff_run_format(path)) != "trec" or not _is_plain(path):
+            return PendingRun(path, fmt, keep_first)
+    except (InputError, OSError):
+        return PendingRun(path, fmt, keep_first)  # said by .result(), in its turn
+    box: dict = {}
+
+    def read() -> None:
+        try:
+            box["frame"] = _plain_trec_query(path).collect()
+        except Exception as err:  # the plain reader's refusal: .result() sends the file to the general path
+            box["error"] = err
+
+    thread = threading.Thread(target=read, name=f"ragdiff: read {path.name}", daemon=True)
+    thread.start()
+    return PendingRun(path, fmt, keep_first, thread, box)
 
 
 def ordered_frame(path: Path, frame: pl.DataFrame, sort_by_score: str | bool, keep_first: bool = False,
@@ -297,8 +359,8 @@ def _may_repeat(frame: pl.DataFrame) -> bool:
 _HASH_SEED = 0x5EED
 
 
-def _load_trec(path: Path) -> pl.DataFrame:
-    frame = _load_plain_trec(path)
+def _load_trec(path: Path, read: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame:
+    frame = _load_plain_trec(path, read)
     return _load_any_trec(path) if frame is None else frame
 
 
@@ -309,21 +371,21 @@ _TREC_SCHEMA = {"query_id": pl.Categorical, "q0": pl.String, "chunk_id": pl.Stri
                 "score": pl.Float64, "tag": pl.String}
 
 
-def _load_plain_trec(path: Path) -> pl.DataFrame | None:
+def _load_plain_trec(path: Path, read: Callable[[], pl.DataFrame] | None = None) -> pl.DataFrame | None:
     """The common case (single spaces, six columns, no comment, blank line or BOM) through polars' CSV reader,
     six times faster than the general path; None sends anything else to the general path, whose messages
     name the line and what is wrong.
 
     One streaming query: each batch of lines is read and checked (every field there, a finite score) into
     one boolean a row, so the rank and tag columns never exist whole (bench/RESULTS.md: 30 MiB less at the
-    peak of a million-line run, and as much less left in polars' allocator for the next run to stack on)."""
-    if not _is_plain(path):
-        return None
-    whole = pl.all_horizontal(pl.col(c).is_not_null() for c in ("query_id", "chunk_id", "rank", "score", "tag"))
+    peak of a million-line run, and as much less left in polars' allocator for the next run to stack on).
+    `read`: that query's frame, already on its way (`start_run`, which checked the file is plain)."""
+    if read is None:
+        if not _is_plain(path):
+            return None
+        read = _plain_trec_query(path).collect
     try:
-        frame = pl.scan_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_SCHEMA,
-                            truncate_ragged_lines=False, encoding="utf8").select(
-            "query_id", "chunk_id", "score", ok=whole & pl.col("score").is_finite()).collect()
+        frame = read()
     except Exception:  # any refusal (ragged, non-numeric, encoding): the general path says which line
         return None
     # a short line reads as nulls at its end
@@ -332,6 +394,14 @@ def _load_plain_trec(path: Path) -> pl.DataFrame | None:
     # one chunk a column: the reader's batches are many, and gathering rows across them is four times slower
     return frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"),
                         pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).alias("line")).rechunk()
+
+
+def _plain_trec_query(path: Path) -> pl.LazyFrame:
+    """The plain reader's query: the three columns kept and one 'ok' a row (every field there, a finite score)."""
+    whole = pl.all_horizontal(pl.col(c).is_not_null() for c in ("query_id", "chunk_id", "rank", "score", "tag"))
+    return pl.scan_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_SCHEMA,
+                       truncate_ragged_lines=False, encoding="utf8").select(
+        "query_id", "chunk_id", "score", ok=whole & pl.col("score").is_finite())
 
 
 def _is_plain(path: Path) -> bool:
