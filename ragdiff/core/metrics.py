@@ -582,8 +582,8 @@ def _window_counts(prepared: PreparedRun, window: int, threshold: int) -> pl.Dat
         judged=pl.col("rank").filter(pl.col("grade") >= 0).n_unique(),
     )
     counts = prepared.qrels.group_by("query_id").agg(num_rel=(pl.col("grade") >= threshold).sum())
-    return (prepared.scored.join(prepared.returned, on="query_id", how="left")
-            .join(counts, on="query_id", how="left").join(top, on="query_id", how="left")
+    left = {"on": "query_id", "how": "left", "maintain_order": "left"}  # the prepared run's order, as said
+    return (prepared.scored.join(prepared.returned, **left).join(counts, **left).join(top, **left)
             .with_columns(pl.col("returned", "num_rel", "hits", "judged").fill_null(0))
             .select("query_id", "hits", "num_rel",
                     unjudged=pl.min_horizontal(pl.col("returned").cast(pl.Int64), pl.lit(window, dtype=pl.Int64))
@@ -736,7 +736,10 @@ def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: Eva
         ("rel_upto", pl.col("rel").cum_sum().over("query_id")),
         ("nonrel_upto", pl.col("nonrel").cum_sum().over("query_id")),
     ) if name in read}
-    table = scored.join(prepared.returned, on="query_id", how="left").join(counts, on="query_id", how="left")
+    # every join keeps the left frame's order (maintain_order): the rows in gold order, and the order of the
+    # float sums over them, are what the code says, not what a join's implementation happens to give
+    left = {"on": "query_id", "how": "left", "maintain_order": "left"}
+    table = scored.join(prepared.returned, **left).join(counts, **left)
     if aggs:
         rows = prepared.judged.select("query_id", "rank", "grade").sort("query_id", "rank")
         if first:
@@ -744,8 +747,8 @@ def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: Eva
         if second:
             rows = rows.with_columns(**second)
         if read & {"num_rel", "num_nonrel"}:
-            rows = rows.join(counts, on="query_id", how="left")
-        table = table.join(rows.group_by("query_id").agg(**aggs), on="query_id", how="left")
+            rows = rows.join(counts, **left)
+        table = table.join(rows.group_by("query_id").agg(**aggs), **left)
     if ideal_aggs:
         ideal = (
             qrels.filter(pl.col("grade") > 0)
@@ -755,7 +758,7 @@ def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: Eva
             .group_by("query_id")
             .agg(**ideal_aggs)
         )
-        table = table.join(ideal, on="query_id", how="left")
+        table = table.join(ideal, **left)
     # a query the run lacks, or with nothing judged in it, has no rows: its counts and sums are 0
     filled = [c for c in (*aggs, *ideal_aggs, "returned", "num_rel", "num_nonrel") if c != "first_rel"]
     table = table.with_columns(pl.col(filled).fill_null(0))
