@@ -21,7 +21,7 @@ from ragdiff.core.diff import flips as core_flips
 from ragdiff.core.gold import Gold
 from ragdiff.core import vocab
 from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, judged_pairs,
-                                  prepare, recall_curve)
+                                  prepare, recall_curve, rows_without)
 from ragdiff.core.metrics_by_k import ByK, Ranked
 from ragdiff.core.runs import Run
 
@@ -247,8 +247,12 @@ def view_at(basis: Basis, k: int) -> KView:
             cells[slots] = column
             columns[name] = cells.tolist()
     counted = basis.unjudged is not None
-    unjudged = ([basis.unjudged[0].upto(k), basis.unjudged[1].upto(k)] if counted
-                else [np.zeros(n, dtype=np.int64)] * 2)
+    # unjudged@k counts the scored queries' unjudged chunks, as judged@k, the bounds and diff's unjudged check do
+    # (metrics.unjudged_in): an unanswerable query is in no score, and has its own filter
+    scored = np.zeros(n, dtype=bool)
+    scored[basis.slots[0]] = True
+    unjudged = ([np.where(scored, basis.unjudged[0].upto(k), 0), np.where(scored, basis.unjudged[1].upto(k), 0)]
+                if counted else [np.zeros(n, dtype=np.int64)] * 2)
     columns["unjudged_a"], columns["unjudged_b"] = unjudged[0].tolist(), unjudged[1].tolist()
     unanswerable = basis.unanswerable
     columns.update(query_id=basis.order, text=basis.queries.get_column("text").to_list(),
@@ -270,10 +274,9 @@ def view_at(basis: Basis, k: int) -> KView:
 
 
 def unjudged_rows_of(frame: pl.DataFrame, judged: pl.DataFrame, depth: int) -> pl.DataFrame:
-    """query_id, rank of `frame`'s rows down to depth with no judgment (grade >= 0) in `judged`, in their order."""
-    return (frame.lazy().filter(pl.col("rank") <= depth)
-            .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti", maintain_order="left")
-            .select("query_id", "rank").collect())
+    """query_id, rank of `frame`'s rows down to depth with no judgment (grade >= 0) in `judged`, in their order:
+    the core's rule (metrics.rows_without)."""
+    return rows_without(frame, judged, depth).select("query_id", "rank")
 
 
 def unjudged_tables(frames: dict[str, pl.DataFrame], judged: pl.DataFrame, depth: int, at: dict[str, int],

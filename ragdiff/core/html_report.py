@@ -232,7 +232,7 @@ def _which_k(doc: dict, page: dict) -> list[str]:
 
 def _row(e: dict, other: str, other_rank: int | None, chunks: dict) -> str:
     level = e["level"]
-    kind = vocab.kind_of(level)
+    kind = vocab.kind_of(level, e["grade"])  # a negative grade is unjudged, whatever its level
     classes = [kind.name] + (["relevant"] if e["relevant"] else [])
     glyph = vocab.glyph(level, e["grade"])
     word = vocab.word(level, e["grade"])

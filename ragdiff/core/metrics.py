@@ -450,9 +450,15 @@ def judged_pairs(judgments: pl.DataFrame) -> pl.DataFrame:
 
 def unjudged_rows(ranked: pl.DataFrame, qrels: pl.DataFrame, depth: int) -> pl.DataFrame:
     """query_id, chunk_id, rank of the chunks in the top `depth` that carry no judgment (no grade >= 0)."""
-    judged = judged_pairs(qrels)
-    return (ranked.filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank")
-            .join(judged, on=["query_id", "chunk_id"], how="anti"))
+    return rows_without(ranked, judged_pairs(qrels), depth)
+
+
+def rows_without(ranked: pl.DataFrame, judged: pl.DataFrame, depth: int) -> pl.DataFrame:
+    """query_id, chunk_id, rank of `ranked`'s rows down to `depth` that are not among `judged` (judged_pairs'
+    pairs), in `ranked`'s order: the one rule for an unjudged row, read by the bounds, diff's unjudged check
+    and the review's unjudged@k (app/model.py), each over the scored queries (`unjudged_in`)."""
+    return (ranked.lazy().filter(pl.col("rank") <= depth).select("query_id", "chunk_id", "rank")
+            .join(judged.lazy(), on=["query_id", "chunk_id"], how="anti", maintain_order="left").collect())
 
 
 def bound_grade(settings: EvalSettings) -> int:

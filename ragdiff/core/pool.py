@@ -97,7 +97,7 @@ class JudgeQueue:
     def is_judged(self, query_id: str, chunk_id: str) -> bool:
         """A person's judgment (gold, evidence, not relevant); a draft or a negative qrels grade is not one."""
         kind, grade = self.labels.get((query_id, chunk_id), (None, None))
-        return vocab.kind_of(kind).judged and not (grade is not None and grade < 0)
+        return vocab.kind_of(kind, grade).judged
 
     def is_done(self, query_id: str, chunk_id: str) -> bool:
         """Judged, or a decision on its way to the label file."""

@@ -44,9 +44,12 @@ MARKABLE = (GOLD, EVIDENCE, NOT_RELEVANT)
 SCORING_LEVELS = (GOLD, EVIDENCE)
 
 
-def kind_of(level: str | None) -> Kind:
-    """The kind for a `level` value; None (or the writer's old "none") is unjudged."""
-    if level is None or level == "none":
+def kind_of(level: str | None, grade: int | None = None) -> Kind:
+    """The kind of one judgment, its `level` and grade: None (or the writer's old "none") is unjudged, and so is
+    a negative grade whatever its level (a qrels line's -1: unjudged in trec_eval). The one rule for a single
+    judgment — every list, page and queue that draws or counts one asks here; metrics.judged_pairs is the same
+    rule over frames (judged = grade >= 0)."""
+    if level is None or level == "none" or (grade is not None and grade < 0):
         return KINDS[UNJUDGED]
     return KINDS[level]
 
@@ -65,9 +68,7 @@ def word(level: str | None, grade: int | None = None) -> str:
 def glyph(level: str | None, grade: int | None = None) -> str:
     """The list mark: ★3 (a one-digit grade), ★ (any other), ◆, ·, ☆2, ?; a negative grade is unjudged
     (trec_eval's convention for qrels)."""
-    if grade is not None and grade < 0:
-        return KINDS[UNJUDGED].glyph
-    kind = kind_of(level)
+    kind = kind_of(level, grade)
     if kind.graded and grade is not None and 0 <= grade <= 9:
         return f"{kind.glyph}{grade}"
     return kind.glyph

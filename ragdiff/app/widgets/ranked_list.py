@@ -39,13 +39,18 @@ _ID_CLASS = {vocab.NOT_RELEVANT: "rank--notrel-id", vocab.UNJUDGED: "rank--unjud
 def label_cell(level: str | None, grade: int | None, relevant: bool = True) -> tuple[str, str]:
     """(three-cell mark, component class) for a chunk's label, glyphs from ragdiff.core.vocab:
     ★3 gold, ◆ evidence, · not relevant, ? unjudged."""
-    if level is None or (grade is not None and grade < 0):
-        level = vocab.UNJUDGED
+    level = vocab.kind_of(level, grade).name  # a negative grade is unjudged, whatever its level
     mark = vocab.glyph(level, grade if level in (vocab.GOLD, vocab.DRAFTED) else None)
     css = _CELL_CLASS[level]
     if level == vocab.GOLD and not relevant:
         css = "rank--gold-low"
     return mark.ljust(3), css
+
+
+def id_class(row) -> str | None:
+    """The chunk id's component class: relevant, judged not relevant (dimmed) or unjudged (italic), the kind
+    from vocab.kind_of (a negative grade is unjudged, as the row's `?` says)."""
+    return "rank--relevant-id" if row.relevant else _ID_CLASS.get(vocab.kind_of(row.level, row.grade).name)
 
 
 class RankedList(LineList):
@@ -172,8 +177,8 @@ class RankedList(LineList):
             score = ("" if row.score is None else _score(row.score)).rjust(score_width)
         id_width = max(4, width - fixed - score_width)
         chunk = fit(clean(row.chunk_id), id_width).ljust(id_width)
-        id_class = "rank--relevant-id" if row.relevant else _ID_CLASS.get(row.level or vocab.UNJUDGED)
-        id_style = style(id_class) if id_class else None
+        name = id_class(row)
+        id_style = style(name) if name else None
         return Text.assemble(
             (str(row.rank).rjust(self.rank_width), style("rank--dim")), " ",
             (chunk, id_style) if id_style else chunk,
