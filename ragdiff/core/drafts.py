@@ -32,7 +32,8 @@ def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
     known = set(known_queries)
     seen: dict[tuple[str, str], int] = {}
     drafts = []
-    for number, raw in enumerate(read_text(path).splitlines(), start=1):
+    # lines end at \n alone: U+2028, U+2029 and U+0085 may stand raw inside a JSON string (splitlines breaks there)
+    for number, raw in enumerate(read_text(path).split("\n"), start=1):
         if not raw.strip():
             continue
         try:

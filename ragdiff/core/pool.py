@@ -209,7 +209,8 @@ def read_flags(label_path: str | Path) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     if not path.is_file():
         return out
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    # split on \n alone, as add_flag writes: a raw U+2028 or U+0085 in an id is inside its JSON string
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
         try:
             record = json.loads(line)
             out.add((str(record["query"]), str(record["chunk"])))
