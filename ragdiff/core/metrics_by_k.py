@@ -255,9 +255,12 @@ class ByK:
         new._idcg = spliced(self._idcg, start, n, part._idcg)
         new._clear()
         # the core's aggregates asked for so far (where a cutoff keeps every row): that query's from its rows
-        # alone (polars sums each group by itself, whatever else the frame holds: the test holds it so)
+        # alone (polars sums each group by itself, whatever else the frame holds: the test holds it so) — kept
+        # only while their cutoff still keeps every row: a query's longer ideal ranking (a new relevant chunk)
+        # or a deeper row moves the deepest rank past it, and the sums at that cutoff are cut ones again
         for key, (k, values) in self._whole.items():
-            new._whole[key] = (k, spliced(values, i, 1, part._core_aggregate(key[0], k)))
+            if new._kept_all(key[0], k):
+                new._whole[key] = (k, spliced(values, i, 1, part._core_aggregate(key[0], k)))
         return new
 
     # ---- the aggregates of metrics.py, at a cutoff ------------------------------------------------------------
