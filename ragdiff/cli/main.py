@@ -71,15 +71,15 @@ def _exit_now(code: int) -> NoReturn:
     exit code (as Python's own exit would give), never a silent 0."""
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass  # `ragdiff eval ... | head`: the reader left; say nothing more
+    except (BrokenPipeError, ValueError):
+        pass  # `ragdiff eval ... | head`: the reader left (the handler may have closed stderr): say nothing more
     except OSError as err:
         if code == 0:  # else the handler's failed write was already said
             _output_lost(err)
             code = 1
     try:
         sys.stderr.flush()
-    except OSError:
+    except (OSError, ValueError):  # closed after a broken pipe
         pass
     os._exit(code)
 
