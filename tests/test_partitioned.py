@@ -129,17 +129,24 @@ def test_a_bad_line_is_named(tmp_path, bad, message):
     assert err.value.line == 9 and message in str(err.value)
 
 
-def test_a_repeated_chunk_is_named_as_in_memory(tmp_path):
-    lines = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
-    lines.append("q2 Q0 d3 9 0.1 t")
-    (tmp_path / "run.trec").write_text("\n".join(lines) + "\n")
+def _both_refuse(tmp_path, text: str) -> tuple[InputError, InputError]:
+    """The in-memory reader's refusal of a run, and the in-parts reader's (a part every two rows)."""
+    (tmp_path / "run.trec").write_text(text, encoding="utf-8")
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
-    gold = load_gold(tmp_path / "qrels.txt")
     with pytest.raises(InputError) as whole:
         load_run(tmp_path / "run.trec")
     with pytest.raises(InputError) as parts:
-        evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50), rows_per_part=4)
-    assert str(parts.value) == str(whole.value)
+        evaluate_partitioned(tmp_path / "run.trec", load_gold(tmp_path / "qrels.txt"), EvalSettings(),
+                             default_metrics(5, 50), rows_per_part=2)
+    return whole.value, parts.value
+
+
+@pytest.mark.parametrize("gap", ["", "\n", " "])  # a blank line, a doubled space before the repeat: same lines named
+def test_a_repeated_chunk_is_named_as_in_memory(tmp_path, gap):
+    lines = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
+    lines.append(gap + "q2 Q0 d3 9 0.1 t")
+    whole, parts = _both_refuse(tmp_path, "\n".join(lines) + "\n")
+    assert str(parts) == str(whole)
 
 
 def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
@@ -163,3 +170,78 @@ def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
             with path.open("rb") as handle:
                 # small blocks put block boundaries inside every line, `\n#` included
                 assert runs._blocks_are_plain(handle, block=block) == whole, (name, block)
+
+
+def _untidy(text: str, rng: random.Random) -> str:
+    """The same run as trec_eval and the in-memory reader read it, written untidily: blank and white-space-only
+    lines, comment lines, doubled spaces, tabs, leading and trailing white space, CRLF line ends."""
+    out = ["# written by hand", ""]
+    for line in text.splitlines():
+        cols = line.split(" ")
+        seps = [rng.choice([" ", " ", "  ", "\t", " \t "]) for _ in cols[1:]]
+        line = cols[0] + "".join(s + c for s, c in zip(seps, cols[1:]))
+        line = rng.choice(["", "", " ", "\t"]) + line + rng.choice(["", "", " ", "\r", " extra words"])
+        out.append(line)
+        out += rng.choice([[], [], [], [""], ["   "], ["  # a comment after white space"]])
+    return "\ufeff" + "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("rows_per_part", [37, 10**6])
+def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, rows_per_part):
+    run, gold_path = write_case(tmp_path, 4)
+    run.write_text(_untidy(run.read_text(), random.Random(4)), encoding="utf-8")
+    assert not partitioned.is_plain_trec(run)
+    gold = load_gold(gold_path)
+    settings = EvalSettings(k=5, depth=20)
+    metrics = default_metrics(5, 20)
+    whole = evaluate(load_run(run), gold, settings, metrics)
+    parts = evaluate_partitioned(run, gold, settings, metrics, rows_per_part=rows_per_part)
+    assert parts.per_query.equals(whole.per_query)
+    assert parts.means == whole.means
+    assert parts.queries == whole.queries
+
+
+@pytest.mark.parametrize("text", [
+    "q1 Q0 d1 1 2.5 t\n\nq1 Q0 d2 2 1.5 t\n",  # a blank line: the reader's "line 2: expected 6 columns, found 0"
+    "q1 Q0 d1 1 2.5 t\nq1 Q0  d2 2 1.5 t\n",  # a doubled space
+    " q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t \n",  # leading and trailing spaces
+])
+def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_read(tmp_path, text):
+    (tmp_path / "run.trec").write_text(text)
+    (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n")
+    gold = load_gold(tmp_path / "qrels.txt")
+    assert partitioned.is_plain_trec(tmp_path / "run.trec")  # the quick check lets these through to polars
+    whole = evaluate(load_run(tmp_path / "run.trec"), gold, EvalSettings(), default_metrics(5, 50))
+    parts = evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50))
+    assert parts.means == whole.means and whole.means["mrr"] == 0.5
+
+
+@pytest.mark.parametrize("bad, line", [
+    ("q1 Q0 d9 7 high t", 5),  # after a blank line and a comment: still its own line number
+    ("q1 Q0 d9 7", 5),
+    ("q1 Q0 d9\x00 7 1.5 t", 5),
+    ("q1 Q0 d9 7 1.5 t\n\nq1 Q0 d1 9 0.5 t", 7),  # a chunk twice in one query, both lines named
+])
+def test_a_bad_line_after_blank_lines_is_named_as_in_memory(tmp_path, bad, line):
+    whole, parts = _both_refuse(tmp_path, "q1 Q0 d1 1 2.5 t\n\n# note\nq1\tQ0 d2 2 1.5 t\n" + bad + "\nq2 Q0 d3 1 1.0 t\n")
+    assert whole.line == line
+    assert str(parts) == str(whole)
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t\n", "# a comment\n\n", "\ufeff# a comment\n"])
+def test_an_empty_run_is_said_as_in_memory(tmp_path, text):
+    whole, parts = _both_refuse(tmp_path, text)
+    assert str(parts) == str(whole)
+
+
+def test_the_plain_copy_is_the_same_at_any_block_size(tmp_path):
+    # block boundaries fall inside lines, inside a CRLF, inside the BOM and around blank lines
+    run, _gold = write_case(tmp_path, 5, queries=8)
+    original = _untidy(run.read_text(), random.Random(5)).encode()
+    run.write_bytes(original)
+    whole = partitioned._plain_copy(run, tmp_path / "whole.trec").read_bytes()
+    lines = original.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    assert whole.split(b"\n") == [partitioned._plain_line(line) if line else (b"" if n == len(lines) - 1 else
+                                  partitioned._SKIP) for n, line in enumerate(lines)]
+    for block in (1, 2, 3, 5, 7, 16, 100):
+        assert partitioned._plain_copy(run, tmp_path / f"copy{block}.trec", block=block).read_bytes() == whole, block

@@ -119,7 +119,7 @@ def _handle(args: argparse.Namespace) -> int:
 def _out_of_memory(args: argparse.Namespace, err: BaseException) -> None:
     # one line, not a traceback: a run too big for the memory (or the `ulimit -v`) the process has
     print(f"ragdiff {args.command}: out of memory ({err.__class__.__name__}); expected inputs that fit in "
-          "the memory limit — `ragdiff eval --low-memory` reads plain TREC runs in parts", file=sys.stderr)
+          "the memory limit — `ragdiff eval --low-memory` reads TREC runs in parts", file=sys.stderr)
 
 
 def _output_lost(err: OSError) -> None:

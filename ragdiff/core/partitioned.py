@@ -24,6 +24,7 @@ from ragdiff.core.errors import InputError
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
 from ragdiff.core.runs import RUN_SCHEMA, Run, first_bad_trec_line, is_plain_trec, ordered_frame, sniff_run_format
+from ragdiff.core.textio import SPACE
 
 ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB
 IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
@@ -56,7 +57,7 @@ def memory_limit() -> int | None:
 
 
 def too_big_for_memory(paths: list[Path], fmt: str | None = None) -> bool:
-    """True when the runs are plain TREC files whose in-memory evaluation would not fit in the memory limit."""
+    """True when the runs are TREC files whose in-memory evaluation would not fit in the memory limit."""
     limit = memory_limit()
     if limit is None:
         return False
@@ -79,11 +80,14 @@ class Parts:
     parts: list[Path]
 
 
-def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Path | None = None) -> Parts:
+def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Path | None = None,
+          source: Path | None = None) -> Parts:
     """One streaming pass over a plain TREC file into parts of whole queries (by a hash of the query id, taken
-    after renaming query texts to the gold set's ids)."""
-    size = path.stat().st_size
-    with path.open("rb") as handle:
+    after renaming query texts to the gold set's ids). `source`: `_plain_copy(path)` to read instead, whose
+    _SKIP lines are dropped after they are counted (each line keeps its number in `path`)."""
+    scanned = source or path
+    size = scanned.stat().st_size
+    with scanned.open("rb") as handle:
         head = handle.read(1 << 20)
     rows = size / max(1, len(head) / max(1, head.count(b"\n")))
     count = max(1, math.ceil(rows / rows_per_part))
@@ -92,17 +96,92 @@ def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Pa
     aliases = gold.aliases()
     if aliases:
         query = query.replace(aliases)
-    lazy = (pl.scan_csv(path, separator=" ", has_header=False, quote_char=None, schema=_TREC_COLUMNS,
+    lazy = (pl.scan_csv(scanned, separator=" ", has_header=False, quote_char=None, schema=_TREC_COLUMNS,
                         truncate_ragged_lines=True, encoding="utf8")  # like trec_eval: text past column 6 is ignored
-            .with_row_index("line", offset=1)
+            .with_row_index("line", offset=1))
+    if source is not None:
+        lazy = lazy.filter(pl.col("query_id") != "#")  # _SKIP lines
+    lazy = (lazy
             .select(query.alias("query_id"), "chunk_id", "score", "rank", "tag", pl.col("line").cast(pl.UInt32),
                     part=(query.hash(seed=_HASH_SEED) % count).cast(pl.UInt32)))
     try:
         lazy.sink_parquet(pl.PartitionBy(folder, key="part", include_key=False), mkdir=True)
-    except Exception:  # polars refused a line (ragged, not a number): name it as the ordinary reader would
+    except Exception:  # polars refused a line (ragged, not a number, a doubled space): see evaluate_partitioned
         shutil.rmtree(folder, ignore_errors=True)
-        raise _bad_line(path) from None
+        raise _Refused from None
     return Parts(folder=folder, parts=sorted(p for p in folder.iterdir() if p.is_dir()))
+
+
+class _Refused(Exception):
+    """polars could not take the file line for line as it stands: a blank or short line, a doubled space, a value
+    that is not a number."""
+
+
+# A line of the plain copy that the reader skips (blank, white space only, a comment): the copy keeps it as a
+# line so that every line keeps its number, of six fields of the right types (polars takes the number of
+# columns from the first line). No data line of the copy starts with "#" (that is a comment), so its query id
+# "#" is never a real one.
+_SKIP = b"# - - 0 0 -"
+_UNTIDY = (*(c.encode() for c in SPACE if c not in " \n"), b"  ", b"\n\n", b"\n ", b" \n", b"\n#")
+
+
+def _plain_line(line: bytes) -> bytes:
+    """A line as trec_eval splits it (bytes.split() is textio.SPACE's rule): its first six fields (it ignores
+    the rest) joined by one space."""
+    fields_ = line.split(maxsplit=6)[:6]
+    return b" ".join(fields_) if fields_ and not fields_[0].startswith(b"#") else _SKIP
+
+
+def _plain_copy(path: Path, copy: Path, block: int = 4 * 2**20) -> Path:
+    """`path` written line for line as polars' plain reader takes it, into `copy`: each line's first six fields
+    joined by one space, blank and comment lines as _SKIP, the BOM dropped. A block of whole lines that is
+    already plain (no tab, CR, doubled or edge space, blank or comment line: a few byte searches in C) is copied
+    as it is; only the others, and the first line, go line by line. NUL and invalid UTF-8 are refused with the
+    in-memory reader's words."""
+    number = 1  # the line the block starts at
+    blank = True
+    with path.open("rb", buffering=0) as src, copy.open("wb") as dst:
+        for lines in _line_blocks(src, block):
+            _check_text(path, lines, number)
+            blank = blank and not lines.strip()  # bytes.strip(): textio.SPACE
+            count = lines.count(b"\n")
+            if number == 1:  # polars takes the number of columns from the first line: make it six
+                head, nl, lines = lines.partition(b"\n")
+                dst.write(_plain_line(head) + nl)
+            if lines and (lines[0] in b" \n#" or lines.endswith(b" ") or any(lines.find(b) >= 0 for b in _UNTIDY)):
+                body, nl = (lines[:-1], b"\n") if lines.endswith(b"\n") else (lines, b"")
+                lines = b"\n".join(map(_plain_line, body.split(b"\n"))) + nl
+            dst.write(lines)
+            number += count
+    if blank:
+        raise InputError(path, "the file is empty")
+    return copy
+
+
+def _line_blocks(handle, block: int):
+    """The file in blocks of whole lines (the last may lack its line end), a leading BOM dropped."""
+    rest = handle.read(3)
+    rest = b"" if rest == b"\xef\xbb\xbf" else rest
+    while data := handle.read(block):
+        data = rest + data
+        end = data.rfind(b"\n") + 1
+        if end:
+            yield data[:end]
+        rest = data[end:]
+    if rest:
+        yield rest
+
+
+def _check_text(path: Path, data: bytes, number: int) -> None:
+    """textio.read_text's refusals, for a block of whole lines starting at line `number`."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, "binary data (a NUL byte); expected a text file", number + data.count(b"\n", 0, nul))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"invalid UTF-8 (byte 0x{data[err.start]:02x}); expected UTF-8 text",
+                         number + data.count(b"\n", 0, err.start)) from None
 
 
 def _bad_line(path: Path) -> InputError:
@@ -116,13 +195,32 @@ def _bad_line(path: Path) -> InputError:
 def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, metrics: list[Metric],
                          keep_first: bool = False, name: str | None = None, rows_per_part: int = ROWS_PER_PART,
                          folder: Path | None = None, bounds: bool = False) -> RunEval:
-    """`evaluate(load_run(path), gold, settings, metrics, bounds)` for a plain TREC file, a part at a time."""
+    """`evaluate(load_run(path), gold, settings, metrics, bounds)` for a TREC file, a part at a time.
+
+    A plain file (single spaces, no tab, CR, BOM or comment: `is_plain_trec`) is split as it is. One polars
+    refuses there (a blank line, a doubled space — which the quick check lets through — or a bad value), and
+    any other TREC file, is read again from `_plain_copy` (as much disk again as the run), which says every
+    line as trec_eval and the in-memory reader split it; a line refused there is a bad line, named as the
+    in-memory reader names it."""
     path = Path(path)
-    if not is_plain_trec(path):
-        raise InputError(path, "reading a run in parts needs a plain TREC file (six single-space separated "
-                               "columns, no comments, tabs or blank lines); expected one, or a run that fits in "
-                               "memory")
-    parts = split(path, gold, rows_per_part, folder)
+    args = (gold, settings, metrics, keep_first, name, rows_per_part, folder, bounds)
+    if is_plain_trec(path):
+        try:
+            return _evaluate_parts(path, None, *args)
+        except _Refused:
+            pass
+    with tempfile.TemporaryDirectory(prefix="ragdiff-plain-", dir=folder) as tmp:
+        copy = _plain_copy(path, Path(tmp) / path.name)
+        try:
+            return _evaluate_parts(path, copy, *args)
+        except _Refused:
+            raise _bad_line(path) from None
+
+
+def _evaluate_parts(path: Path, source: Path | None, gold: Gold, settings: EvalSettings, metrics: list[Metric],
+                    keep_first: bool, name: str | None, rows_per_part: int, folder: Path | None,
+                    bounds: bool) -> RunEval:
+    parts = split(path, gold, rows_per_part, folder, source)
     run = Run(name=name or path.stem, path=path, format="trec", frame=pl.DataFrame(schema=RUN_SCHEMA))
     try:
         returned, judged, unjudged, run_queries = [], [], [], []
@@ -132,7 +230,7 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
             ok = frame.select(pl.all_horizontal(pl.all().is_not_null()).all() & (pl.col("rank") >= 0).all()
                               & pl.col("score").is_finite().all()).item()
             if not ok:
-                raise _bad_line(path)
+                raise _Refused
             frame = frame.select("query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"), "line")
             piece = Run(name=run.name, path=path, format="trec", frame=ordered_frame(path, frame, True, keep_first))
             del frame

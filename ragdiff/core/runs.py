@@ -454,7 +454,9 @@ def first_bad_trec_line(path: Path) -> tuple[int, str] | None:
     with the general reader's words; None when every line reads."""
     with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            columns = fields(raw.decode("utf-8", errors="replace"))
+            columns = fields(raw.decode("utf-8", errors="replace").removeprefix("\ufeff" if number == 1 else ""))
+            if not columns or columns[0].startswith("#"):
+                continue  # blank, white space only, or a comment: the reader skips it
             if len(columns) < 6:
                 return number, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(columns)}"
             rank, score = columns[3], columns[4]
