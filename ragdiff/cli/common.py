@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -225,17 +227,26 @@ def drafts_summary(gold: Gold) -> dict:
     return {"waiting": gold.drafts.height, "queries": gold.drafts.get_column("query_id").n_unique()}
 
 
-def stdout_console() -> Console:
+def stdout_console(width: int | None = None) -> Console:
+    """rich's Console for stdout. A reader gone (`ragdiff eval ... | head`) is a BrokenPipeError, which the
+    command's handler (cli/main.py) takes as it takes one from print(): nothing said, exit 0 — rich's own
+    on_broken_pipe raises SystemExit(1) instead."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            devnull = os.open(os.devnull, os.O_WRONLY)  # as rich does: the flush at exit does not fail again
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return _Console(highlight=False, soft_wrap=False, width=width)
 
 
 def table_console() -> Console:
     """For tables: a terminal gets what fits, a pipe or a file the whole table (no cell cut, no wrap)."""
-    from rich.console import Console
-
-    return stdout_console() if is_tty() else Console(highlight=False, soft_wrap=False, width=400)
+    return stdout_console(None if is_tty() else 400)
 
 
 def warn(message: str) -> None:

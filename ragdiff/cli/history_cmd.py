@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import fmt_value, is_tty, stdout_console
+from ragdiff.cli.common import fmt_value, table_console
 
 if TYPE_CHECKING:  # polars and rich load when the command runs, not for --help
     from ragdiff.core.history import History
@@ -52,15 +52,13 @@ def _metrics_with_values(history: History) -> list[str]:
 
 
 def print_history(history: History) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     from ragdiff.core.history import drops, sparkline
     from ragdiff.core.visible import visible
 
-    # a pipe or a file gets the whole table; a terminal gets what fits
-    console = stdout_console() if is_tty() else Console(highlight=False, soft_wrap=False, width=400)
+    console = table_console()  # a pipe or a file gets the whole table; a terminal gets what fits
     if not history.rows:
         console.print(Text(f"{history.path}: no rows yet (ragdiff eval … --log {history.path})"))
         return
