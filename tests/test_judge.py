@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from contextlib import asynccontextmanager
 
 from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
 from ragdiff.app.widgets.chunk_view import ChunkView
@@ -160,12 +161,18 @@ async def test_search_the_corpus_and_judge_a_chunk_no_run_returned(sample_runs, 
         assert marks == [(qid, chunk, "gold", 2)]
 
 
-async def test_review_opens_the_queue_for_the_query_on_screen(lesson, settled):
+@asynccontextmanager
+async def queue_in_review(lesson, settled):
+    """(app, pilot, screen): `ragdiff review` of the lesson, its judging queue opened with J on q3."""
     app = lesson_app(lesson, reviewer="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settled(pilot)
         await type_fast(pilot, "]", "]", "J")  # q3
-        screen = pilot.app.screen
+        yield app, pilot, pilot.app.screen
+
+
+async def test_review_opens_the_queue_for_the_query_on_screen(lesson, settled):
+    async with queue_in_review(lesson, settled) as (app, pilot, screen):
         assert isinstance(screen, JudgeScreen)
         qid, entry = screen.queue.entry_at(screen.position)
         assert qid == "q3" and not screen.queue.is_judged(qid, entry.chunk_id)
@@ -238,11 +245,7 @@ async def test_finishing_a_query_in_the_queue_inside_review_writes_its_date_too(
 
     from ragdiff.core.gold import load_gold
 
-    app = lesson_app(lesson, reviewer="tester")
-    async with app.run_test(size=SIZE) as pilot:
-        await settled(pilot)
-        await type_fast(pilot, "]", "]", "J")  # q3
-        screen = pilot.app.screen
+    async with queue_in_review(lesson, settled) as (app, pilot, screen):
         done, size = screen.queue.query_progress("q3")
         await type_fast(pilot, *["x"] * (size - done))
         await settle(pilot)
