@@ -37,6 +37,12 @@ from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.core import vocab
 from ragdiff.core.pool import Hit, JudgeQueue, Position, search_corpus
 
+# The pool list is as wide as its widest row (every id whole) within these bounds: never narrower than POOL_MIN
+# (nor than 40% of the screen, app.tcss), and the chunk text — the thing being judged — keeps TEXT_MIN columns
+# (80 of text, its border, padding and scroll bar)
+POOL_MIN = 38
+TEXT_MIN = 86
+
 
 def _grade_keys() -> list:
     return [key(str(n), f"decide('gold', {n})", "gold grade", show=n == 1, key_display="1-3" if n == 1 else None,
@@ -147,9 +153,20 @@ class JudgeScreen(Screen):
                              (f"{done}/{size} judged", "bold"), end="")  # wraps: the count is never cut
         self.query_one("#judge-query", Static).update(line)
         pool.show(queue, qid, self.position.entry)
+        self._size_pool()
         pool.border_title = f"pool {clean(qid)} {done}/{size}"
         view.border_title = self._meta(qid, entry)
         view.show(self._text(qid, entry.chunk_id))
+
+    def _size_pool(self) -> None:
+        pool = self.query_one(PoolList)
+        frame = 3  # the border and the scroll bar
+        width = min(max(POOL_MIN, pool.needed_width() + frame), max(POOL_MIN, self.size.width - TEXT_MIN))
+        if pool.styles.width is None or pool.styles.width.value != width:
+            pool.styles.width = width
+
+    def on_resize(self) -> None:
+        self._size_pool()
 
     def _meta(self, qid: str, entry) -> str:
         level, grade = self.queue.label_of(qid, entry.chunk_id)

@@ -5,6 +5,7 @@ The cursor is the chunk being judged; the screen moves it (the list takes no key
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from ragdiff.app.text import clean, fit
@@ -14,6 +15,13 @@ from ragdiff.core import vocab
 from ragdiff.core.pool import JudgeQueue
 
 RUN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+FOUND = " from search"  # the rank cells of a chunk found by searching the corpus
+FLAG = " ⚑"
+
+
+def id_cells(chunk_id: str) -> int:
+    """The cells an id takes on screen (control characters shown as placeholders, wide characters two)."""
+    return len(chunk_id) if chunk_id.isascii() and chunk_id.isprintable() else cell_len(clean(chunk_id))
 
 
 class PoolList(LineList, can_focus=False):
@@ -27,10 +35,33 @@ class PoolList(LineList, can_focus=False):
         super().__init__(id=id)
         self.queue: JudgeQueue | None = None
         self.query_id: str | None = None
+        self.rank_cell = 5  # " A12" and its padding: as wide as the widest rank of the queue needs
+        self._widths: tuple[int, int] | None = None  # (entries measured, the widest id) for `needed_width`
 
     def show(self, queue: JudgeQueue, query_id: str, cursor: int) -> None:
+        if queue is not self.queue:
+            self._widths = None
         self.queue, self.query_id = queue, query_id
+        self._measure()
         self.reset(cursor=cursor)
+
+    def _measure(self) -> None:
+        """The widest id and rank over the whole queue (not this query's: the pane keeps one width from query
+        to query); measured again only when the queue grew (a chunk added from a corpus search)."""
+        entries = [entry for pool in self.queue.entries.values() for entry in pool]
+        if self._widths is not None and self._widths[0] == len(entries):
+            return
+        widest = max((id_cells(entry.chunk_id) for entry in entries), default=0)
+        ranks = [rank for entry in entries if entry.pooled for rank in entry.ranks if rank is not None]
+        self.rank_cell = max(5, 2 + len(str(max(ranks, default=0))))
+        self._widths = (len(entries), widest)
+
+    def needed_width(self) -> int:
+        """The cells a row needs with no id cut: the mark, the widest id, a flag, a rank cell per run."""
+        if self.queue is None or self._widths is None:
+            return 0
+        ranks = max(self.rank_cell * len(self.queue.run_names), len(FOUND))
+        return 4 + self._widths[1] + len(FLAG) + ranks
 
     def line_count(self) -> int:
         if self.queue is None or self.query_id is None:
@@ -51,14 +82,15 @@ class PoolList(LineList, can_focus=False):
         if entry.pooled:
             for letter, rank in zip(RUN_LETTERS, entry.ranks):
                 cell = f" {letter}{rank}" if rank is not None else f" {letter}—"
-                ranks.append(cell.ljust(5), style=style("rank--dim" if rank is not None else "rank--absent"))
+                rank_css = "rank--dim" if rank is not None else "rank--absent"
+                ranks.append(cell.ljust(self.rank_cell), style=style(rank_css))
         else:
-            ranks.append(" from search", style=style("pool--found"))
+            ranks.append(FOUND, style=style("pool--found"))
         flag = (qid, entry.chunk_id) in queue.flagged
-        room = max(4, width - 4 - ranks.cell_len - (2 if flag else 0))
+        room = max(4, width - 4 - ranks.cell_len - (len(FLAG) if flag else 0))
         line = Text.assemble((mark, style(css)), " ", fit(clean(entry.chunk_id), room).ljust(room),
                              no_wrap=True, end="")
         if flag:
-            line.append(" ⚑", style=style("pool--flag"))
+            line.append(FLAG, style=style("pool--flag"))
         line.append_text(ranks)
         return line
