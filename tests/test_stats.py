@@ -228,3 +228,36 @@ def test_sign_flip_p_kept_draws_are_the_fresh_ones():
         stats._DRAWS_MAX_CELLS = kept
     assert list(first) == list(again) == list(fresh)
     assert list(stats.sign_flip_p(d, flips=3000, seed=10)) != list(first)
+
+
+def _bootstrap_by_definition(d, resamples, seed, level=0.95):
+    """The percentile bootstrap as `bootstrap_ci` defines it, written plainly: the resamples drawn from the
+    stream [seed, 1] in blocks of `_block_rows` resamples, each resample's mean of its drawn values."""
+    from ragdiff.core.stats import _block_rows
+
+    d = np.atleast_2d(np.asarray(d, dtype=float))
+    rng = np.random.default_rng([seed, 1])
+    means = [[] for _ in d]
+    done = 0
+    while done < resamples:
+        m = min(_block_rows(d.shape[1]), resamples - done)
+        idx = rng.integers(0, d.shape[1], size=(m, d.shape[1]))
+        for row, values in zip(means, d):
+            row.extend(values[idx].mean(axis=1))
+        done += m
+    tail = (1 - level) / 2 * 100
+    return [tuple(float(x) for x in np.percentile(np.array(row), [tail, 100 - tail])) for row in means]
+
+
+@pytest.mark.parametrize("metrics,n,resamples", [(1, 50, 3000), (3, 1000, 2500), (7, 1000, 10_000), (2, 7, 100),
+                                                 (5, 4099, 777)])
+def test_bootstrap_is_its_definition_to_the_last_bit(metrics, n, resamples):
+    """bootstrap_ci gathers a few resamples at a time for all metrics at once: the same intervals, bit for bit,
+    as the resamples drawn and averaged one metric and one block at a time (shapes where the gathers do not
+    divide the blocks, one metric, and more than one block)."""
+    rng = np.random.default_rng(n)
+    d = np.vstack([rng.choice([-1.0, 0.0, 0.0, 1.0], size=n), rng.normal(0, 0.3, size=n),
+                   *rng.normal(0.01, 0.2, size=(max(metrics - 2, 0), n))])[:metrics]
+    got = bootstrap_ci(d, resamples, seed=7)
+    assert got == _bootstrap_by_definition(d, resamples, seed=7)
+    assert bootstrap_ci(d[0], resamples, seed=7) == got[0]

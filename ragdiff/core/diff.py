@@ -304,10 +304,6 @@ def fmt_delta(value, digits: int = 3) -> str:
     return _signed(value, digits)
 
 
-def fmt_p(p) -> str:
-    return _fmt_p(p)
-
-
 def worth_text(m: MetricDiff) -> str:
     return _worth(m)
 
