@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
@@ -46,10 +47,13 @@ def mark_words(text: Text, words: list[str], style: str | Style) -> Text:
     return text
 
 
-def fit(value: str, width: int) -> str:
-    """Cut to `width` cells with an ellipsis (ids and query texts are mostly narrow characters)."""
+def fit(value: str, width: int, pad: bool = False) -> str:
+    """Cut to `width` terminal cells with an ellipsis; with `pad`, fill up to exactly `width` cells. Cells, not
+    characters: a wide character (CJK, most emoji) takes two, so an id of them cut by length pushed the
+    columns after it (score, label, the other run's rank) past the pane's edge."""
     if width <= 0:
         return ""
-    if len(value) <= width:
-        return value
-    return value[: max(0, width - 1)] + "…"
+    cells = cell_len(value)
+    if cells <= width:
+        return value + " " * (width - cells) if pad else value
+    return set_cell_size(value, width - 1) + "…"

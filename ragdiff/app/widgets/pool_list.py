@@ -88,7 +88,7 @@ class PoolList(LineList, can_focus=False):
             ranks.append(FOUND, style=style("pool--found"))
         flag = (qid, entry.chunk_id) in queue.flagged
         room = max(4, width - 4 - ranks.cell_len - (len(FLAG) if flag else 0))
-        line = Text.assemble((mark, style(css)), " ", fit(clean(entry.chunk_id), room).ljust(room),
+        line = Text.assemble((mark, style(css)), " ", fit(clean(entry.chunk_id), room, pad=True),
                              no_wrap=True, end="")
         if flag:
             line.append(FLAG, style=style("pool--flag"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from ragdiff.app.model import QueryRow, ReviewModel
@@ -70,10 +71,10 @@ class QueryList(LineList):
         room = max(0, width - used)
         if text and text != qid:
             # the id keeps up to 12 cells (more when the pane is wide); the text gets the rest
-            id_part = fit(qid, min(len(qid), max(min(12, room), room // 3)))
+            id_part = fit(qid, min(cell_len(qid), max(min(12, room), room // 3)))
             line.append(id_part, style=style("query--id"))
             line.append(" ")
-            line.append(fit(text, max(0, room - len(id_part) - 1)))
+            line.append(fit(text, max(0, room - cell_len(id_part) - 1)))
         else:
             line.append(fit(qid, room), style=style("query--id"))
         return line

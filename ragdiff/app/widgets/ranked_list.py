@@ -176,7 +176,7 @@ class RankedList(LineList):
         if score_width:
             score = ("" if row.score is None else _score(row.score)).rjust(score_width)
         id_width = max(4, width - fixed - score_width)
-        chunk = fit(clean(row.chunk_id), id_width).ljust(id_width)
+        chunk = fit(clean(row.chunk_id), id_width, pad=True)
         name = id_class(row)
         id_style = style(name) if name else None
         return Text.assemble(
@@ -198,7 +198,7 @@ class RankedList(LineList):
         tail = f" {where}"
         fixed = self.rank_width + 1 + 3 + 1 + len(tail) + 1 + max(len(other), self.other_width)
         id_width = max(4, width - fixed)
-        chunk = fit(clean(missed.chunk_id), id_width).ljust(id_width)
+        chunk = fit(clean(missed.chunk_id), id_width, pad=True)
         return Text.assemble(
             " " * (self.rank_width + 1), (mark, style(mark_class)), " ", chunk,
             (tail, style("rank--absent" if missed.rank is None else "rank--dim")), " ",
