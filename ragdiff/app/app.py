@@ -121,6 +121,8 @@ class ReviewApp(OrderedKeysApp):
                 tooltip="k + 1: recompute the header, the marks, the filters and their counts"),
         _key("minus", "change_k(-1)", "k", key_display="-", show=False, id="k.down",
                 tooltip="k − 1: recompute the header, the marks, the filters and their counts"),
+        _key("space", "read_on", "read on", key_display="space", show=False, id="text.read_on",
+             tooltip="the chunk text a page on, from any pane"),  # (from its end: back to the top)
         _key("tab", "focus_next", "next pane", show=False, id="pane.next",
                 tooltip="next pane: queries → A → B → chunk text"),
         _key("o", "other_run", "other run", show=False, id="pane.other_run",
@@ -702,6 +704,9 @@ class ReviewApp(OrderedKeysApp):
         self.set_status(f"k={k}: {counts['hit_to_miss']} hit→miss, {counts['miss_to_hit']} miss→hit")
         self._start_verdicts(delay=self.verdict_delay)
         self.call_after_refresh(self._prefetch_views)  # once this k is on screen: the worker does not slow it
+
+    def action_read_on(self) -> None:
+        self.query_one(ChunkView).read_on()
 
     def action_help(self) -> None:
         groups = [("review", list(self.BINDINGS)), ("in a list", list(LineList.BINDINGS))]

@@ -118,6 +118,7 @@ class JudgeScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#judge-pool").border_title = "pool"
+        self.query_one(ChunkView).keys_anywhere = True  # j/k and space are the screen's own keys
         names = "  ".join(f"{letter} {clean(name)}" for letter, name in zip(RUN_LETTERS, self.queue.run_names))
         self.query_one("#judge-pool").border_subtitle = names
         judged, total = self.queue.progress()

@@ -1,7 +1,9 @@
 """A chunk's text: its id, label, rank in each run, title, and text with the query's words marked.
 
 It scrolls (j/k, ↑/↓, space and PgUp/PgDn, Home/End), and its bottom border says which lines are on screen
-and how many there are, so a chunk longer than the pane is never cut without a way to read the rest.
+and how many there are, so a chunk longer than the pane is never cut without a way to read the rest. The
+border names only keys that scroll it from where the reader is: in the review, j/k move the focused list, so
+with another pane focused it says space (the review's `read_on`, from any pane).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class ChunkView(VerticalScroll, can_focus=True):
         Binding("end", "scroll_to_line(-1)", "end", show=False, id="text.end"),
     ]
     COMPONENT_CLASSES = {"chunk--match", "chunk--meta", "chunk--id", "chunk--dim"}
+    keys_anywhere = False  # the screen scrolls it with j/k from any pane (the judging queue): say them always
 
     def compose(self):
         yield ChunkText(id="chunk-text")
@@ -54,6 +57,21 @@ class ChunkView(VerticalScroll, can_focus=True):
         self.scroll_to(y=self.scroll_y + pages * step, animate=False, immediate=True)
         self.say_where()
 
+    def read_on(self) -> None:
+        """One page on; from the end, back to the top (space from any pane: one key reads the whole chunk)."""
+        first, last, total = self.where()
+        if last >= total:
+            self.action_scroll_to_line(0)
+        else:
+            self.action_scroll_pages(1)
+
+    # Textual runs these before Widget's own handlers, which set has_focus: so the new state is passed on
+    def on_focus(self) -> None:
+        self.say_where(focused=True)
+
+    def on_blur(self) -> None:
+        self.say_where(focused=False)
+
     def action_scroll_to_line(self, line: int) -> None:
         self.scroll_to(y=self.max_scroll_y if line < 0 else line, animate=False, immediate=True)
         self.say_where()
@@ -65,11 +83,17 @@ class ChunkView(VerticalScroll, can_focus=True):
         first = int(self.scroll_y) + 1
         return first, min(total, first + height - 1), total
 
-    def say_where(self) -> None:
+    def say_where(self, focused: bool | None = None) -> None:
+        focused = self.has_focus if focused is None else focused
         first, last, total = self.where()
         if total <= last - first + 1 and first == 1:
             self.border_subtitle = ""
-        elif last >= total:
-            self.border_subtitle = f"lines {first}–{last} of {total} · the end · k/↑ back"
         else:
-            self.border_subtitle = f"lines {first}–{last} of {total} · more below: j/↓ or space"
+            lines = f"lines {first}–{last} of {total}"
+            if self.keys_anywhere:  # the judging queue: j/k and space are its screen's keys
+                keys = ("the end · k/↑ back", "more below: j/↓ or space")
+            elif focused:
+                keys = ("the end · k/↑ back, space: from the top", "more below: j/↓ or space")
+            else:  # j/k move the focused list; space (the review's read_on) works from any pane
+                keys = ("the end · space: from the top", "more below: space")
+            self.border_subtitle = f"{lines} · {keys[0] if last >= total else keys[1]}"
