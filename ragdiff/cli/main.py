@@ -12,9 +12,18 @@ from ragdiff import __version__
 from ragdiff.core.errors import InputError, UsageError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from ragdiff.cli import eval_cmd
+# each command and the module whose add_parser adds it, in `ragdiff --help`'s order
+# (tests/test_cli_parser.py holds this table to what the modules register)
+COMMANDS = {"eval": "eval_cmd", "diff": "diff_cmd", "report": "report_cmd", "run": "run_cmd",
+            "history": "history_cmd", "review": "review_cmd", "demo": "review_cmd", "judge": "judge_cmd",
+            "labels": "labels_cmd", "export": "export_cmd"}
 
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `command` (one of COMMANDS): only that command's module is imported and its
+    parser built — what `main` does when the first word names a command, so `ragdiff diff ...` does not import
+    and build every other command (bench/RESULTS.md, "Load, session of 18:46"); anything else (`--help`,
+    `--version`, no command, an unknown one) gets the whole parser, whose help and errors list every command."""
     parser = argparse.ArgumentParser(
         prog="ragdiff",
         description="Did retrieval get better? Score runs exactly as trec_eval does, diff two of them with "
@@ -23,9 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ragdiff {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    eval_cmd.add_parser(subparsers)
-    for module in ("diff_cmd", "report_cmd", "run_cmd", "history_cmd", "review_cmd", "judge_cmd", "labels_cmd",
-                   "export_cmd"):
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module in dict.fromkeys(modules):
         try:
             mod = __import__(f"ragdiff.cli.{module}", fromlist=["add_parser"])
         except ModuleNotFoundError as err:
@@ -49,8 +57,8 @@ def entry() -> NoReturn:
 
 
 def main(argv: list[str] | None = None, *, hard_exit: bool = False) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser = build_parser(argv[0] if argv else None)
     # `ragdiff run GOLD [options] -- COMMAND ...`: what follows the first -- is the retriever's command line,
     # kept whole (its own options included) rather than parsed as ragdiff's
     retriever = None
