@@ -91,6 +91,58 @@ def test_a_bad_gold_set_is_said_first_and_the_early_read_is_stopped(tmp_path):
     assert not started[0].started  # waited for, nothing left running
 
 
+def test_two_runs_are_read_early_one_after_the_other(tmp_path, monkeypatch):
+    """start_loading reads run A and then run B (never both at once: their buffers would stack); each is the
+    run load_run reads. A's read is held back a moment: B's must still wait for its end."""
+    import threading
+    import time
+
+    from ragdiff.core import runs
+
+    events: list[tuple[str, str]] = []
+    real = runs._plain_trec_query
+
+    class Watched:
+        def __init__(self, path):
+            self.path, self.query = Path(path), real(path)
+
+        def collect(self):
+            events.append(("begin", self.path.name))
+            if self.path.name == "a.trec":
+                time.sleep(0.3)
+            frame = self.query.collect()
+            events.append(("end", self.path.name))
+            return frame
+
+    monkeypatch.setattr(runs, "_plain_trec_query", Watched)
+    gold = write_qrels(tmp_path / "qrels.txt")
+    paths = [write_run(tmp_path / "a.trec"), write_run(tmp_path / "b.trec", rows=500),
+             write_run(tmp_path / "c.trec", rows=400)]
+    started = start_loading(args_for(gold), paths)
+    assert [p.started for p in started] == [True, True]  # two ahead, not every run
+    _gold, got = load_inputs(args_for(gold), paths, started)
+    assert events[:4] == [("begin", "a.trec"), ("end", "a.trec"), ("begin", "b.trec"), ("end", "b.trec")]
+    assert [r.name for r in got] == ["a", "b", "c"]
+    monkeypatch.setattr(runs, "_plain_trec_query", real)
+    for run, path in zip(got, paths):
+        assert run.frame.equals(load_run(path).frame)
+    assert threading.active_count() == 1
+
+
+def test_a_bad_line_in_run_a_is_said_before_run_b_read_early(tmp_path):
+    gold = write_qrels(tmp_path / "qrels.txt")
+    run_a = write_run(tmp_path / "a.trec")
+    run_a.write_text(run_a.read_text() + "q1 Q0 c001 3 0.5\n")
+    run_b = write_run(tmp_path / "b.trec", rows=500)
+    run_b.write_text(run_b.read_text() + "q1 Q0 c001 x 0.5 tag\n")
+    started = start_loading(args_for(gold), [run_a, run_b])
+    assert all(p.started for p in started)
+    with pytest.raises(InputError) as err:
+        load_inputs(args_for(gold), [run_a, run_b], started)
+    assert str(err.value.path) == str(run_a) and err.value.line == 601
+    assert not any(p.started for p in started)  # both waited for
+
+
 def test_settings_are_checked_before_anything_is_read(tmp_path):
     with pytest.raises(UsageError):
         start_loading(args_for(tmp_path / "qrels.txt", k=20, depth=10), [tmp_path / "missing.trec"])

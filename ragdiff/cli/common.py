@@ -125,13 +125,19 @@ def settings_from(args: argparse.Namespace) -> EvalSettings:
 
 def start_loading(args: argparse.Namespace, run_paths: list[Path]) -> list[PendingRun]:
     """Check the settings (check_settings reads them off the command line as well) and begin reading the first
-    run in polars' threads, so that what the command imports next (numpy, the core's modules) and the gold
-    set run meanwhile: pass the result to load_inputs. Imports polars and core/runs only (not numpy:
-    diff_cmd.one_blas_thread must load it). One run, not all: two reads at once stack their buffers."""
+    two runs in polars' threads, one after the other, so that what the command imports next (numpy, the core's
+    modules), the gold set and the ordering of the first run (numpy, one core) run meanwhile: pass the result
+    to load_inputs. Imports polars and core/runs only (not numpy: diff_cmd.one_blas_thread must load it). Two
+    runs, not all, and one read at a time: reads at once stack their buffers, and every run read ahead is held
+    unordered until its turn."""
     check_settings(args)
     from ragdiff.core.runs import start_run
 
-    return [start_run(p, args.run_format, keep_first=args.keep_first) for p in run_paths[:1]]
+    started: list[PendingRun] = []
+    for path in run_paths[:2]:
+        earlier = next((p for p in reversed(started) if p.started), None)
+        started.append(start_run(path, args.run_format, keep_first=args.keep_first, after=earlier))
+    return started
 
 
 def load_inputs(args: argparse.Namespace, run_paths: list[Path],

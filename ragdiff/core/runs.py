@@ -162,12 +162,14 @@ class PendingRun:
             self._thread = None
 
 
-def start_run(path: str | Path, fmt: str | None = None, keep_first: bool = False) -> PendingRun:
+def start_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
+              after: PendingRun | None = None) -> PendingRun:
     """Begin reading a plain TREC run (polars' CSV reader, in a thread that waits for polars' threads: the
     GIL is free meanwhile) and return at once, so the caller's own work (the command's imports, the gold set)
     runs beside it; `.result()` waits for it and orders it. Anything else (another format, a file that is not
     plain, one that is missing) is left to `.result()`, which reads it as `load_run` does and raises its
-    errors then, in the order the caller asks for its inputs.
+    errors then, in the order the caller asks for its inputs. `after`: a run whose read this one waits for
+    before it begins (one read at a time: two at once stack their buffers).
 
     A thread, not polars' `collect(background=True)`: a background query whose handle is dropped before it
     ends panics in polars' pool (a failed send, polars 2.1), which aborts the process."""
@@ -178,8 +180,11 @@ def start_run(path: str | Path, fmt: str | None = None, keep_first: bool = False
     except (InputError, OSError):
         return PendingRun(path, fmt, keep_first)  # said by .result(), in its turn
     box: dict = {}
+    before = after._thread if after is not None else None
 
     def read() -> None:
+        if before is not None:
+            before.join()
         try:
             box["frame"] = _plain_trec_query(path).collect()
         except Exception as err:  # the plain reader's refusal: .result() sends the file to the general path
