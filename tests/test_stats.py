@@ -261,3 +261,20 @@ def test_bootstrap_is_its_definition_to_the_last_bit(metrics, n, resamples):
     got = bootstrap_ci(d, resamples, seed=7)
     assert got == _bootstrap_by_definition(d, resamples, seed=7)
     assert bootstrap_ci(d[0], resamples, seed=7) == got[0]
+
+
+@pytest.mark.parametrize("seed,n,flips", [(20_250_806, 1000, 10_000), (1, 67, 10_000), (3, 7, 101), (2, 3, 3),
+                                          (5, 1, 5), (11, 4099, 777), (4, 6, 400_000), (8, 10, 200_001)])
+def test_sign_bits_are_numpys_integers(seed, n, flips):
+    """The sign test's bits, read off the generator's raw words, are rng.integers(0, 2, int8)'s in the same
+    blocks, bit for bit: blocks whose bytes end inside a 32-bit word (n = 7, 4099), blocks that leave half a
+    64-bit word for the next (n = 6 and 10 over several blocks)."""
+    from ragdiff.core.stats import _block_rows, _draw_bits
+
+    rng = np.random.default_rng(seed)
+    rows = _block_rows(n)
+    expected = [rng.integers(0, 2, size=(min(rows, flips - done), n), dtype=np.int8) for done in range(0, flips, rows)]
+    got = list(_draw_bits(seed, n, flips))
+    assert len(got) == len(expected) > 0
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
