@@ -45,6 +45,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from bytecode import compile_trees
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
@@ -555,6 +557,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.before:  # the same ragdiff commands from another source tree, in the same rounds
         args.tools += [f"before:{t}" for t in args.tools if t.startswith("ragdiff")]
     print(machine(), flush=True)
+    compile_trees(ROOT, *([args.before] if args.before else []))
     sizes = []
     for size in filter(None, args.sizes.split(",")):
         n, d = (int(x) for x in size.lower().split("x"))
