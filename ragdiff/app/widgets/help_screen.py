@@ -11,6 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ragdiff.app.keys import key  # priority: run as the key arrives, before the keys after it
 from ragdiff.core import vocab
 
 
@@ -100,10 +101,10 @@ class HelpScreen(ModalScreen[None]):
     # keys and legend side by side from 130 columns, the legend under the keys below that
     HORIZONTAL_BREAKPOINTS = [(0, "-stacked"), (130, "-side-by-side")]
     BINDINGS = [
-        Binding("escape,question_mark,q", "dismiss", "close help", id="help.close"),
-        Binding("j", "scroll_help(1)", "down", show=False, id="help.down"),
-        Binding("k", "scroll_help(-1)", "up", show=False, id="help.up"),
-        Binding("space", "page_help(1)", "page down", show=False, id="help.page"),
+        key("escape,question_mark,q", "dismiss", "close help", id="help.close"),
+        key("j", "scroll_help(1)", "down", show=False, id="help.down"),
+        key("k", "scroll_help(-1)", "up", show=False, id="help.up"),
+        key("space", "page_help(1)", "page down", show=False, id="help.page"),
     ]
 
     def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:

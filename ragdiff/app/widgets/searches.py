@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ragdiff.app.keys import key  # priority: run as the key arrives, before the keys after it
 from ragdiff.app.text import clean
 from ragdiff.app.widgets.ranked_list import label_cell
 
@@ -50,7 +50,7 @@ def searches_text(query_id: str, runs: list[tuple[str, list[tuple[str, list[str]
 
 
 class SearchesScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,v,q", "dismiss", "close", id="searches.close")]
+    BINDINGS = [key("escape,v,q", "dismiss", "close", id="searches.close")]
 
     def __init__(self, text: Text):
         super().__init__()

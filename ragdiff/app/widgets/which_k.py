@@ -9,11 +9,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ragdiff.app.keys import key  # priority: run as the key arrives, before the keys after it
 from ragdiff.app.text import clean
 
 PLOT_HEIGHT = 12
@@ -98,7 +98,7 @@ class RecallPlot(Static):
 
 
 class WhichKScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,w,q", "dismiss", "close", id="which_k.close")]
+    BINDINGS = [key("escape,w,q", "dismiss", "close", id="which_k.close")]
     STYLES = {"a": "bold green", "b": "bold yellow", "both": "bold cyan", "k": "cyan", "dim": "dim"}
 
     def __init__(self, name_a: str, name_b: str, curves: tuple[list[float], list[float]], k: int, scored: int):
