@@ -7,6 +7,7 @@ with Pilot at 140×40, and measures inside the app's process:
 - moving to the next query (`]`), median and worst of many presses,
 - changing k (`+` then `-`), median and worst,
 - the filter (`f`) and the sort (`s`),
+- the judging queue (`J`): its first opening and two more (own time),
 - the app's own time of `]`, and of `+` both to a k the app scored ahead (its worker had finished) and to a k
   nothing scored ahead (the worker switched off: a key held down outruns it).
 
@@ -164,6 +165,15 @@ async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
         # and - walks back over k's already shown (kept)
         out["own_seen_k_ms"] = [await own(lambda: app.action_change_k(-1), "seen") for _ in range(10)]
         out["own_cpu_ms"] = own_cpu
+
+        # J, the judging queue at the query on screen, opened and closed three times: the first opening builds
+        # the queue (both runs' top 10 pooled), a later one finds it kept in step with the marks
+        judge_ms = []
+        for _ in range(3):
+            judge_ms.append(await own(app.action_judge, "judge"))
+            app.screen.action_close()
+            await pilot.pause()
+        out["judge_ms"] = judge_ms
         await pilot.press("q")
     return out
 
@@ -211,6 +221,8 @@ def main() -> int:
     print(f"app's own time, action → screen refreshed (no Pilot): next query {summary(result['own_next_query_ms'])}; "
           f"a new k scored ahead {summary(result['own_new_k_ms'])}; a new k nothing scored ahead "
           f"{summary(result['own_cold_k_ms'])}; a k seen before {summary(result['own_seen_k_ms'])}")
+    print("the judging queue J, action → screen refreshed: " + ", ".join(f"{ms:.0f}" for ms in result["judge_ms"])
+          + " ms (the first opening, then two more)")
     cpu = result["own_cpu_ms"]
     print(f"CPU of the process over that own time: next query {summary(cpu['next'])}; a new k scored ahead "
           f"{summary(cpu['new'])}; nothing scored ahead {summary(cpu['cold'])}; seen {summary(cpu['seen'])}")

@@ -164,6 +164,7 @@ class ReviewApp(OrderedKeysApp):
         self._verdict_timer = None
         self._views_timer = None
         self._pool = None
+        self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
@@ -785,6 +786,9 @@ class ReviewApp(OrderedKeysApp):
         if changed and self.model is not None:
             for change in changed:  # the model takes the one judgment each; nothing is read from disk
                 self.model.apply_change(change)
+                if self._judge_queue is not None:  # and the judging queue, whichever screen made the mark
+                    self._judge_queue.set_label(change.query_id, change.chunk_id, change.after.kind,
+                                                change.after.grade)
             # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
             # holds the GIL) never competes with the repaint of the mark itself
             self._start_verdicts(delay=MARK_VERDICT_DELAY)
@@ -808,7 +812,10 @@ class ReviewApp(OrderedKeysApp):
         model = self.model
         if model is None:
             return
-        queue = JudgeQueue.build([model.run_a, model.run_b], model.gold, JUDGE_POOL, read_flags(self.inputs.gold))
+        queue = self._judge_queue
+        if queue is None:  # once (1-3 s at 10,000 queries); every mark since is applied to it (on_mark_done)
+            queue = self._judge_queue = JudgeQueue.build([model.run_a, model.run_b], model.gold, JUDGE_POOL,
+                                                         read_flags(self.inputs.gold))
         self.push_screen(JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready else None,
                                      self.inputs.gold.name, start_query=self.selected_query),
                          lambda _: self._back_from_judging())

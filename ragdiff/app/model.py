@@ -452,6 +452,20 @@ class ReviewModel:
 
     # ---- one judgment changed -----------------------------------------------------------------------------
 
+    def _drafts_after(self, change) -> pl.DataFrame:
+        """The gold set's drafts after a Change, as the label file has them: a decided draft leaves `drafted:`,
+        an undo back to a draft brings it back (the judging queue built from this gold set reads them)."""
+        drafts = self.gold.drafts
+        pair = (pl.col("query_id") == change.query_id) & (pl.col("chunk_id") == change.chunk_id)
+        if drafts.height:
+            drafts = drafts.filter(~pair)
+        if change.after.kind == vocab.DRAFTED:
+            row = pl.DataFrame({"query_id": [change.query_id], "chunk_id": [change.chunk_id],
+                                "grade": [change.after.grade]}).cast({c: drafts.schema[c] for c in
+                                                                      ("query_id", "chunk_id", "grade")})
+            drafts = pl.concat([drafts, row], how="diagonal_relaxed").select(drafts.columns)
+        return drafts
+
     def apply_change(self, change) -> None:
         """A mark's `ragdiff.core.labels.Change`: that one (query, chunk) judgment is now `change.after`.
 
@@ -477,7 +491,7 @@ class ReviewModel:
         else:  # unjudged (an undo back to nothing)
             shown.pop(chunk, None)
         self.gold = replace(self.gold, judgments=pl.concat([judgments.filter(pl.col("query_id") != qid), mine],
-                                                           how="diagonal_relaxed"))
+                                                           how="diagonal_relaxed"), drafts=self._drafts_after(change))
         # that query alone, as a gold set of one query: the same rules (qrels, prepare) as the whole set
         one = replace(self.gold, queries=self.gold.queries.filter(pl.col("query_id") == qid), judgments=mine)
         labels = self._labels(one)

@@ -1,0 +1,72 @@
+"""The judging queue opened from the review (J): it shows every mark made in the review, before and after it
+was first opened, drafts included, and it is built once."""
+
+from __future__ import annotations
+
+from ragdiff.app.judge import JudgeScreen
+from ragdiff.core import vocab
+from ragdiff.core.gold import load_gold
+from ragdiff.core.pool import JudgeQueue
+
+from test_app_keys import journal, type_fast
+from test_app_pilot import SIZE, lesson_app
+
+DRAFTED = "    not_relevant: [policy-9]\n    drafted: {policy-31: 2}\n"
+
+
+def with_a_draft(lesson):
+    gold = lesson["gold"]
+    text = gold.read_text()
+    assert "    not_relevant: [policy-9]\n" in text
+    gold.write_text(text.replace("    not_relevant: [policy-9]\n", DRAFTED, 1))
+    return lesson
+
+
+def drafts(gold) -> list[tuple]:
+    return sorted(gold.drafts.select("query_id", "chunk_id", "grade").iter_rows())
+
+
+async def judge_here(pilot) -> JudgeScreen:
+    await type_fast(pilot, "J")
+    assert isinstance(pilot.app.screen, JudgeScreen)
+    return pilot.app.screen
+
+
+async def test_a_draft_decided_in_the_review_is_judged_in_the_queue(lesson, settled):
+    """q1's policy-31 is drafted ☆2; `g` on it in list B accepts it. The queue built at J from the review's
+    model read the draft from the gold set as loaded (the model's judgments changed with the mark, its drafts
+    did not): policy-31 came back as 'drafted ☆2 · a accepts', to be judged a second time."""
+    app = lesson_app(with_a_draft(lesson), reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        assert app.selected_query == "q1" and app.model.label_of("q1", "policy-31")[0] == vocab.DRAFTED
+        await type_fast(pilot, "tab", "tab", "g")  # list B, its first row: policy-31
+        assert [(r["query"], r["chunk"], r["label"]) for r in journal(lesson["gold"]) if r["type"] == "mark"] == \
+            [("q1", "policy-31", "gold")]
+        assert "policy-31: 2" not in lesson["gold"].read_text()  # the draft left the file (drafted: {} stays)
+        assert drafts(app.model.gold) == drafts(load_gold(lesson["gold"])) == []  # the model's gold set as written
+        screen = await judge_here(pilot)
+        queue = screen.queue
+        assert queue.is_judged("q1", "policy-31") and queue.label_of("q1", "policy-31")[0] == vocab.GOLD
+        assert "a accepts" not in str(screen.query_one("#judge-text").border_title)
+
+
+async def test_marks_in_the_review_reach_the_queue_opened_again(lesson, settled, monkeypatch):
+    builds = []
+    real = JudgeQueue.build.__func__
+    monkeypatch.setattr(JudgeQueue, "build", classmethod(lambda cls, *a, **k: (builds.append(1), real(cls, *a, **k))[1]))
+    app = lesson_app(with_a_draft(lesson), reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        screen = await judge_here(pilot)
+        assert not screen.queue.is_judged("q1", "policy-31")
+        await type_fast(pilot, "escape", "tab", "tab", "x")  # back; policy-31 not relevant in the review
+        screen = await judge_here(pilot)
+        assert screen.queue.label_of("q1", "policy-31") == (vocab.NOT_RELEVANT, 0)
+        await type_fast(pilot, "escape", "question_mark", "escape", "u")  # undo it, the help shown between
+        assert "drafted: {policy-31: 2}" in lesson["gold"].read_text()
+        assert drafts(app.model.gold) == drafts(load_gold(lesson["gold"])) == [("q1", "policy-31", 2)]
+        screen = await judge_here(pilot)
+        assert screen.queue.label_of("q1", "policy-31") == (vocab.DRAFTED, 2)
+        assert not screen.queue.is_judged("q1", "policy-31")
+        assert len(builds) == 1  # built at the first J; 1-3 s each at 10,000 queries
