@@ -149,8 +149,10 @@ class JudgeScreen(Screen):
             return
         qid, entry = queue.entry_at(self.position)
         done, size = queue.query_progress(qid)
+        text = queue.texts.get(qid) or ""
+        text = "" if text == qid else f"  {clean(text)}"  # a qrels gold set has no text: the id said once
         line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
-                             "  ", clean(queue.texts.get(qid, "")), "  · this query ",
+                             text, "  · this query ",
                              (f"{done}/{size} judged", "bold"), end="")  # wraps: the count is never cut
         self.query_one("#judge-query", Static).update(line)
         pool.show(queue, qid, self.position.entry)
