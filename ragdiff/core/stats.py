@@ -86,8 +86,9 @@ def _draw_bits(seed: int, n: int, flips: int):
         words = -(-m * n // 4)
         raw = rng.bit_generator.random_raw(-(-(words - len(spare)) // 2)).view(np.uint32)
         stream = np.concatenate([spare, raw]) if len(spare) else raw
-        spare = stream[words:]
-        yield (stream[:words].view(np.uint8)[:m * n] >> 7).view(np.int8).reshape(m, n)
+        spare = stream[words:].copy()
+        bits = stream[:words].view(np.uint8)[:m * n]
+        yield np.right_shift(bits, 7, out=bits).view(np.int8).reshape(m, n)  # in the words' own buffer
         done += m
 
 
