@@ -216,15 +216,16 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
         frame = frame.sort(["query_id", "rank", "score", "chunk_id"], descending=[False, False, True, True],
                            nulls_last=True)
     elif sort_by_score and frame.get_column("score").null_count() == 0 and frame.height > 1:
-        order, rank = score_order(frame)
+        order, rank, queries = score_order(frame)
         index = pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)
         del order
         # a column at a time, each let go of once gathered: the unordered rows and the ordered ones side by
         # side would be the loading's peak
         frame.drop_in_place("rank")  # the loader's placeholder
-        ordered = {name: frame.drop_in_place(name).gather(index) for name in ("query_id", "chunk_id", "score", "line")}
+        frame.drop_in_place("query_id")  # score_order gave the ordered ids as strings
+        ordered = {name: frame.drop_in_place(name).gather(index) for name in ("chunk_id", "score", "line")}
         del index
-        ordered["query_id"] = ordered["query_id"].cast(pl.String)
+        ordered["query_id"] = queries
         ordered["rank"] = pl.Series("rank", rank, dtype=pl.UInt32)
         return pl.DataFrame([ordered[name] for name in RUN_SCHEMA])
     elif sort_by_score:
@@ -239,23 +240,27 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
 
 
 def _query_codes(queries: pl.Series):
-    """(codes, table): the query ids' physical Categorical codes (numpy u32, one a row) and a table from each
-    code to the id's place in the ids' byte order (numpy u32) — the first key of the sort."""
+    """(codes, table, ids): the query ids' physical Categorical codes (numpy u32, one a row), a table from each
+    code to the id's place in the ids' byte order (numpy u32) — the first key of the sort — and the distinct
+    ids in that order (strings: ids.gather(place) is a row's id)."""
     import numpy as np
 
     cat = queries if queries.dtype == pl.Categorical else queries.cast(pl.Categorical)
     distinct = cat.unique()
     # the distinct ids' codes in the ids' byte order (sorted as strings: how a Categorical sorts has changed
     # between polars versions)
-    in_order = distinct.to_physical().gather(distinct.cast(pl.String).arg_sort()).to_numpy()
+    by_id = distinct.cast(pl.String).arg_sort()
+    in_order = distinct.to_physical().gather(by_id).to_numpy()
     table = np.zeros(int(in_order.max()) + 1, dtype=np.uint32)
     table[in_order] = np.arange(len(in_order), dtype=np.uint32)
-    return cat.to_physical().to_numpy(), table
+    return cat.to_physical().to_numpy(), table, distinct.gather(by_id).cast(pl.String)
 
 
 def score_order(frame: pl.DataFrame):
-    """(order, rank): the permutation (numpy indices) that sorts the rows by query, score descending, then chunk
-    id descending — trec_eval's rule — and each sorted row's rank in its query (numpy u32).
+    """(order, rank, query_ids): the permutation (numpy indices) that sorts the rows by query, score descending,
+    then chunk id descending — trec_eval's rule —, each sorted row's rank in its query (numpy u32) and each
+    sorted row's query id (a String series: gathered from the distinct ids, where casting the ordered
+    Categorical column built a million strings, ~10 ms).
 
     polars' sort by those three columns encodes every row as bytes and sorts those (0.16 s of a million-row
     run); here numpy sorts one column at a time, least significant first: the scores (one argsort of a u64
@@ -273,7 +278,7 @@ def score_order(frame: pl.DataFrame):
     # as the score grows, below 2^63), a negative score's bits as they are (they grow as the score falls)
     np.bitwise_xor(key, np.uint64(0x7FFF_FFFF_FFFF_FFFF), out=key, where=key < np.uint64(1 << 63))
     order = np.argsort(key)
-    codes, table = _query_codes(frame.get_column("query_id"))
+    codes, table, ids = _query_codes(frame.get_column("query_id"))
     wide = int(table.max()) >= 1 << 16
     place = np.take(table if wide else table.astype(np.uint16), codes)  # each row's query's place in byte order
     del codes, table
@@ -311,12 +316,14 @@ def score_order(frame: pl.DataFrame):
     del tied
     # rank: 1, 2, … inside each query's stretch (a stretch starts where the query's place changes)
     starts = np.flatnonzero(~same_query) + 1
-    del same_query, ordered_place
+    del same_query
+    queries = ids.gather(pl.Series(ordered_place)).alias("query_id")
+    del ordered_place
     rank = np.ones(n, dtype=np.uint32)
     # at each stretch's start, 1 minus the length of the one before: the running sum starts again at 1
     rank[starts] = (1 - np.diff(starts, prepend=0)).astype(np.uint32)
     np.cumsum(rank, dtype=np.uint32, out=rank)
-    return order, rank
+    return order, rank, queries
 
 
 def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> pl.DataFrame:
