@@ -30,19 +30,20 @@ def bench_modules(monkeypatch):
         sys.modules.pop(name, None)
 
 
-def _inputs(folder: Path) -> ReviewInputs:
+def _inputs(sample_runs: Path, tmp_path: Path) -> ReviewInputs:
+    """The sample runs copied, so the benches' apps may mark them."""
+    folder = tmp_path / "runs"
+    shutil.copytree(sample_runs, folder)
     return ReviewInputs(run_a=folder / "bm25.jsonl", run_b=folder / "dense.jsonl", gold=folder / "gold.yaml",
                         settings=EvalSettings(k=5, depth=50))
 
 
 async def test_bench_review_runs_on_loaded_once(bench_modules, sample_runs, tmp_path, monkeypatch, settled):
     bench_review, _ = bench_modules
-    folder = tmp_path / "runs"
-    shutil.copytree(sample_runs, folder)
     calls = []
     real = ReviewApp.on_loaded
     monkeypatch.setattr(ReviewApp, "on_loaded", lambda self, message: (calls.append(1), real(self, message)))
-    app = bench_review.TimedApp(_inputs(folder))
+    app = bench_review.TimedApp(_inputs(sample_runs, tmp_path))
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         assert app.first_screen_at is not None and app.model is not None
@@ -51,12 +52,10 @@ async def test_bench_review_runs_on_loaded_once(bench_modules, sample_runs, tmp_
 
 async def test_bench_marks_applies_each_change_once(bench_modules, sample_runs, tmp_path, monkeypatch, settled):
     _, bench_marks = bench_modules
-    folder = tmp_path / "runs"
-    shutil.copytree(sample_runs, folder)
     applied = []
     real = ReviewModel.apply_change
     monkeypatch.setattr(ReviewModel, "apply_change", lambda self, change: (applied.append(change), real(self, change)))
-    app = bench_marks.TimedApp(_inputs(folder))
+    app = bench_marks.TimedApp(_inputs(sample_runs, tmp_path))
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)
         await pilot.press("tab", "x")
