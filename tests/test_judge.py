@@ -256,3 +256,30 @@ async def test_finishing_a_query_in_the_queue_inside_review_writes_its_date_too(
     reviewed = dict(load_gold(lesson["gold"]).queries.select("query_id", "reviewed").iter_rows())
     assert reviewed["q3"] == datetime.now(timezone.utc).date().isoformat()
     assert [q for q, day in reviewed.items() if day] == ["q3"]
+
+
+async def test_a_decision_whose_save_fails_after_the_queue_closed_can_be_judged_again(lesson, settled, monkeypatch):
+    """The review keeps its judging queue from one J to the next. A decision still being saved when J closed,
+    whose save then failed, must leave the queue's in-flight set: else the chunk counts as done, nothing was
+    written, and the queue skips it at every later opening."""
+    import threading
+
+    from ragdiff.app.session import LabelSession
+
+    release = threading.Event()
+
+    def failing_write(self, *args):
+        assert release.wait(30)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(LabelSession, "_mark", failing_write)
+    async with queue_in_review(lesson, settled) as (app, pilot, screen):
+        queue = screen.queue
+        qid, entry = queue.entry_at(screen.position)
+        await pilot.press("x", "escape")  # not type_fast: it waits for the label writes, held here
+        assert app.screen is app.screen_stack[0] and (qid, entry.chunk_id) in queue.in_flight  # still saving
+        release.set()
+        await settled(pilot)
+        assert not queue.is_done(qid, entry.chunk_id)
+        await type_fast(pilot, "J")
+        assert pilot.app.screen.queue is queue and pilot.app.screen.queue.entry_at(pilot.app.screen.position) == (qid, entry)

@@ -796,6 +796,9 @@ class ReviewApp(OrderedKeysApp):
             if self._views_timer is not None:
                 self._views_timer.stop()
             self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
+        if message.error and message.target is not None and self._judge_queue is not None:
+            # the queue outlives its screen: a decision whose save failed after J closed is to judge again
+            self._judge_queue.in_flight.discard((message.target.query_id, message.target.chunk_id))
         if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
             getattr(self.screen, "mark_done", lambda message: None)(message)
             self._stale = self._stale or bool(changed)
