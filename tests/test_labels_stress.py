@@ -138,7 +138,8 @@ def test_a_kill_on_any_write_of_the_first_marks_loses_nothing_reported_saved(tmp
     before and after the journal's op line, the temp file, the saved line, and inside the report — the places
     the random kill above only hopes to hit. PYTHONUNBUFFERED=1, as in the team's shells: with print() it made
     a report six writes, and a kill between them a torn line counted as a lost mark."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # no bytecode writes: on a machine where ragdiff's .pyc are stale they would take the first kill points
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     lost, saved = [], 0
     for n in range(1, 14):  # a mark is 4 writes today (journal op, temp file, saved line, report): 3 marks
         path = tmp_path / f"gold{n}.yaml"
