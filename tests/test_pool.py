@@ -137,3 +137,71 @@ def test_search_corpus_reads_a_null_text_or_title_as_none(tmp_path):
     hits = {h.chunk_id: h for h in search_corpus(corpus, "refund none")}
     assert hits["c1"].snippet == "" and hits["c1"].score == 1  # found by its title only
     assert hits["c2"].score == 2 and hits["c2"].title is None
+
+
+def _walked(queue, qid):
+    """A query's progress by walking its pool (what progress() did at every call)."""
+    pooled = [e for e in queue.entries[qid] if e.pooled]
+    return sum(queue.is_done(qid, e.chunk_id) for e in pooled), len(pooled)
+
+
+def test_progress_kept_as_decisions_come_equals_the_pool_walked(lesson):
+    """The counts are kept on every decide/apply/set_label/add, never walked again: after any sequence of
+    them (seeded) they equal a walk over the pool, per query and in all."""
+    import random
+    from types import SimpleNamespace as Obj
+
+    queue = queue_of(lesson, depth=3)
+    rng = random.Random(7)
+    pairs = [(q, e.chunk_id) for q in queue.queries for e in queue.entries[q]] + [("q1", "finance-4"), ("q2", "nowhere")]
+    labels = [("gold", 2), ("not_relevant", 0), ("evidence", 1), ("drafted", 1), ("unjudged", None), (None, None)]
+    for step in range(400):
+        qid, chunk = rng.choice(pairs)
+        what = rng.randrange(5)
+        if what == 0:
+            queue.decide(qid, chunk)
+        elif what == 1:
+            kind, grade = rng.choice(labels)
+            queue.apply([Obj(query_id=qid, chunk_id=chunk, after=Obj(kind=kind, grade=grade))])
+        elif what == 2:
+            queue.apply([], failed=Obj(query_id=qid, chunk_id=chunk))
+        elif what == 3:
+            queue.set_label(qid, chunk, *rng.choice(labels))
+        elif qid in queue.queries:
+            queue.add(qid, chunk)
+        walked = {q: _walked(queue, q) for q in queue.queries}
+        assert {q: queue.query_progress(q) for q in queue.queries} == walked, step
+        assert queue.progress() == tuple(map(sum, zip(*walked.values()))), step
+
+
+def test_a_failed_decision_leaves_flight(lesson):
+    from types import SimpleNamespace as Obj
+
+    queue = queue_of(lesson, depth=3)
+    qid, entry = queue.entry_at(queue.next_unjudged())
+    done = queue.progress()[0]
+    queue.decide(qid, entry.chunk_id)
+    assert queue.is_done(qid, entry.chunk_id) and queue.progress()[0] == done + 1
+    following = queue.next_unjudged()
+    assert following is None or queue.entry_at(following) != (qid, entry)  # the queue moved past it
+    queue.apply([], failed=Obj(query_id=qid, chunk_id=entry.chunk_id))
+    assert not queue.is_done(qid, entry.chunk_id) and queue.progress()[0] == done
+    assert queue.entry_at(queue.next_unjudged()) == (qid, entry)
+
+
+def test_the_widest_id_is_measured_once_and_kept_by_add(lesson):
+    queue = queue_of(lesson, depth=3)
+    calls = []
+
+    def cells(chunk_id):
+        calls.append(chunk_id)
+        return len(chunk_id)
+
+    widest, rank = queue.widest_id(cells)
+    assert widest == max(len(e.chunk_id) for q in queue.queries for e in queue.entries[q])
+    assert rank == max(r for q in queue.queries for e in queue.entries[q] for r in e.ranks if r is not None)
+    measured = len(calls)
+    assert queue.widest_id(cells) == (widest, rank) and len(calls) == measured  # kept, not measured again
+    queue.add("q1", "a-chunk-found-by-searching-the-corpus")
+    assert queue.widest_id(cells) == (len("a-chunk-found-by-searching-the-corpus"), rank)
+    assert len(calls) == measured + 1

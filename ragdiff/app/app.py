@@ -782,13 +782,14 @@ class ReviewApp(OrderedKeysApp):
         self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
 
     def on_mark_done(self, message: MarkDone) -> None:
+        if self._judge_queue is not None:  # J built it: it takes every outcome, whichever screen made the mark
+            from ragdiff.app.judge import apply_outcome
+
+            apply_outcome(self._judge_queue, message)
         changed = [c for c in message.changes if c.saved]
         if changed and self.model is not None:
             for change in changed:  # the model takes the one judgment each; nothing is read from disk
                 self.model.apply_change(change)
-                if self._judge_queue is not None:  # and the judging queue, whichever screen made the mark
-                    self._judge_queue.set_label(change.query_id, change.chunk_id, change.after.kind,
-                                                change.after.grade)
             # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
             # holds the GIL) never competes with the repaint of the mark itself
             self._start_verdicts(delay=MARK_VERDICT_DELAY)
@@ -796,9 +797,6 @@ class ReviewApp(OrderedKeysApp):
             if self._views_timer is not None:
                 self._views_timer.stop()
             self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
-        if message.error and message.target is not None and self._judge_queue is not None:
-            # the queue outlives its screen: a decision whose save failed after J closed is to judge again
-            self._judge_queue.in_flight.discard((message.target.query_id, message.target.chunk_id))
         if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
             getattr(self.screen, "mark_done", lambda message: None)(message)
             self._stale = self._stale or bool(changed)

@@ -99,7 +99,6 @@ class JudgeScreen(Screen):
         self.position: Position | None = None
         self.searching = False
         self.search = ""
-        self.judged_here = 0  # decisions confirmed on this screen
         self.judged_at_open, _ = queue.progress()
         if start_query is not None and start_query in queue.queries:
             self.position = queue.first_of_query(queue.queries.index(start_query))
@@ -225,7 +224,7 @@ class JudgeScreen(Screen):
         if target is None:
             self.set_status("nothing to judge")
             return
-        self.queue.in_flight.add((target.query_id, target.chunk_id))
+        self.queue.decide(target.query_id, target.chunk_id)
         # the decision that leaves none of the query's pool unjudged finishes it: a person has read every
         # pooled chunk's label, which is what the label file's `reviewed:` date says (DESIGN)
         done, size = self.queue.query_progress(target.query_id)
@@ -268,14 +267,8 @@ class JudgeScreen(Screen):
         self.show_position()
 
     def mark_done(self, message: MarkDone) -> None:
-        """A decision's Change came back from the writer (or its failure)."""
-        target = message.target
-        for change in message.changes:
-            self.queue.set_label(change.query_id, change.chunk_id, change.after.kind, change.after.grade)
-            if change.saved:
-                self.judged_here += 1
-        if message.error and target is not None:
-            self.queue.in_flight.discard((target.query_id, target.chunk_id))
+        """A decision's outcome came back from the writer: the app has applied it to the queue
+        (`apply_outcome`); this screen shows it, and after `u` goes back to the chunk taken back."""
         if message.undo and message.changes:  # back to the chunk that was taken back, to judge it again
             change = message.changes[-1]
             if change.query_id in self.queue.queries:
@@ -463,6 +456,14 @@ class HitsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:
+    """A label job's outcome applied to the judging queue: the one place it happens, called by the app that
+    keeps the queue (`ragdiff judge`, or the review once J has built it) whichever screen is up — a decision
+    whose save failed leaves the in-flight set even when its screen has closed."""
+    if queue is not None:
+        queue.apply(message.changes, failed=message.target if message.error else None)
+
+
 # ---- `ragdiff judge` on its own ----------------------------------------------------------------------------
 
 
@@ -537,6 +538,7 @@ class JudgeApp(OrderedKeysApp):
 
     def on_mark_done(self, message: MarkDone) -> None:
         if self.judge is not None:
+            apply_outcome(self.judge.queue, message)
             self.judge.mark_done(message)
 
     def _track_job(self, future) -> None:

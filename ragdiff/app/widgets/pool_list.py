@@ -36,34 +36,19 @@ class PoolList(LineList, can_focus=False):
         self.queue: JudgeQueue | None = None
         self.query_id: str | None = None
         self.rank_cell = 5  # " A12" and its padding: as wide as the widest rank of the queue needs
-        self._widest: int | None = None  # the widest id of the queue, in cells (`needed_width`)
 
     def show(self, queue: JudgeQueue, query_id: str, cursor: int) -> None:
-        if queue is not self.queue:
-            self._widest = None
         self.queue, self.query_id = queue, query_id
-        self._measure(query_id)
+        self.rank_cell = max(5, 2 + len(str(queue.widest_id(id_cells)[1])))
         self.reset(cursor=cursor)
 
-    def _measure(self, query_id: str) -> None:
-        """The widest id and rank over the whole queue (not this query's: the pane keeps one width from query
-        to query), measured once per queue (~40 ms at 10,000 queries); then only the query shown is measured
-        again, where a corpus search adds its chunks."""
-        entries = self.queue.entries.get(query_id, []) if self._widest is not None else \
-            [entry for pool in self.queue.entries.values() for entry in pool]
-        widest = max((id_cells(entry.chunk_id) for entry in entries), default=0)
-        ranks = [rank for entry in entries if entry.pooled for rank in entry.ranks if rank is not None]
-        rank_cell = max(5, 2 + len(str(max(ranks, default=0))))
-        if self._widest is not None:
-            widest, rank_cell = max(widest, self._widest), max(rank_cell, self.rank_cell)
-        self.rank_cell, self._widest = rank_cell, widest
-
     def needed_width(self) -> int:
-        """The cells a row needs with no id cut: the mark, the widest id, a flag, a rank cell per run."""
-        if self.queue is None or self._widest is None:
+        """The cells a row needs with no id cut: the mark, the widest id of the whole queue (the pane keeps
+        one width from query to query), a flag, a rank cell per run."""
+        if self.queue is None:
             return 0
         ranks = max(self.rank_cell * len(self.queue.run_names), len(FOUND))
-        return 4 + self._widest + len(FLAG) + ranks
+        return 4 + self.queue.widest_id(id_cells)[0] + len(FLAG) + ranks
 
     def line_count(self) -> int:
         if self.queue is None or self.query_id is None:

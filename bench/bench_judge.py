@@ -1,0 +1,118 @@
+"""How fast is the judging queue (J) on a big set? (a benchmark, not a test)
+
+Generates bench_review's seeded 10,000-query pair (two TREC runs × 100 chunks, qrels), opens the review with
+Pilot at 140×40 and measures inside the app's process, the app's own time (the action → the screen refreshed
+after it, no Pilot):
+
+- J opened three times at the query on screen (the first opening builds the queue; later ones reuse it),
+- ten decisions (`x`) in the queue, each given its time to be written before the next,
+- `JudgeQueue.progress()` called on its own (median of 20 calls) after them.
+
+    .venv/bin/python bench/bench_judge.py [--queries 10000] [--tree /tmp/base]   # --tree: another checkout
+
+`--tree` runs another checkout's ragdiff with this same bench (a before/after in one sitting). Writes nothing
+but what it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the checkout whose ragdiff is measured (default: this one)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.tree.resolve()))
+    import ragdiff  # noqa: F401 - from --tree: every later ragdiff import resolves inside it
+
+    sys.path.insert(1, str(Path(__file__).resolve().parent))
+    from bench_review import TimedApp, generate  # noqa: E402 - the review bench's data and app
+
+    with tempfile.TemporaryDirectory(prefix="ragdiff-bench-judge-") as tmp:
+        paths = generate(Path(tmp), args.queries, args.depth)
+        result = asyncio.run(measure(TimedApp, paths, args.depth))
+    where = Path(ragdiff.__file__).resolve().parent.parent
+    print(f"ragdiff judge bench: {args.queries:,} queries × {args.depth} chunks per run, two runs, qrels; "
+          f"ragdiff of {where} · python {platform.python_version()}")
+    print(f"pooled chunks: {result['pooled']:,}")
+    print("J, action → screen refreshed: " + ", ".join(f"{ms:.0f}" for ms in result["judge_ms"])
+          + " ms (the first opening, then two more)")
+    print(f"a decision x in the queue: median {statistics.median(result['decide_ms']):.1f} ms, "
+          f"worst {max(result['decide_ms']):.1f} ms (n={len(result['decide_ms'])})")
+    print(f"JudgeQueue.progress(): median {statistics.median(result['progress_ms']):.2f} ms (n=20)")
+    return 0
+
+
+async def measure(app_class, paths: dict[str, Path], depth: int) -> dict:
+    from ragdiff.app.app import ReviewInputs
+    from ragdiff.app.judge import JudgeScreen
+    from ragdiff.core.metrics import EvalSettings
+    from textual.worker import WorkerState
+
+    app = app_class(ReviewInputs(run_a=paths["a"], run_b=paths["b"], gold=paths["gold"],
+                                 settings=EvalSettings(k=10, depth=depth), corpus=paths["corpus"],
+                                 gold_format="qrels", run_format="trec", reviewer="bench"))
+    out: dict = {}
+    async with app.run_test(size=(140, 40)) as pilot:
+        async def finished() -> None:
+            """Every worker to its end (a p-value job replaced by a newer one ends cancelled)."""
+            while running := [w for w in app.workers if w.state == WorkerState.RUNNING]:
+                await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
+
+        started = time.perf_counter()
+        while app.first_screen_at is None:
+            if not app.is_running or time.perf_counter() - started > 300:
+                raise SystemExit(f"the review screen did not open: {app.failure or 'timeout'}")
+            await asyncio.sleep(0.005)
+        await finished()
+        await pilot.pause()
+
+        async def own(action) -> float:
+            done: list[float] = []
+            t0 = time.perf_counter()
+            action()
+            app.call_after_refresh(lambda: done.append(time.perf_counter()))
+            while not done:
+                await asyncio.sleep(0.001)
+            await pilot.pause()
+            await finished()  # the label write, before the next decision
+            await pilot.pause()
+            return 1000 * (done[0] - t0)
+
+        out["judge_ms"] = []
+        for _ in range(3):
+            out["judge_ms"].append(await own(app.action_judge))
+            app.screen.action_close()
+            await pilot.pause()
+        app.action_judge()
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen)
+        out["decide_ms"] = [await own(lambda: screen.action_decide("not_relevant")) for _ in range(10)]
+        queue = screen.queue
+        out["pooled"] = queue.progress()[1]
+        times = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            queue.progress()
+            times.append(1000 * (time.perf_counter() - t0))
+        out["progress_ms"] = times
+        screen.action_close()
+        await pilot.pause()
+        await pilot.press("q")
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
