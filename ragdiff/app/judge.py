@@ -148,8 +148,8 @@ class JudgeScreen(Screen):
             return
         qid, entry = queue.entry_at(self.position)
         done, size = queue.query_progress(qid)
-        text = queue.texts.get(qid) or ""
-        text = "" if text == qid else f"  {clean(text)}"  # a qrels gold set has no text: the id said once
+        text = queue.texts.get(qid) or ""  # a qrels gold set and runs without query text: the id alone
+        text = f"  {clean(text)}" if text else ""
         line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
                              text, "  · this query ",
                              (f"{done}/{size} judged", "bold"), end="")  # wraps: the count is never cut

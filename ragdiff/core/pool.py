@@ -83,8 +83,9 @@ class JudgeQueue:
         queries = queries_frame.get_column("query_id").to_list()
         texts = {}
         for qid, text in zip(queries, queries_frame.get_column("text").to_list()):
+            # a qrels gold set and runs without query text: no text ("" — never the id standing in for it)
             texts[qid] = text if text is not None else next(
-                (run.query_text[qid] for run in runs if qid in run.query_text), qid)
+                (run.query_text[qid] for run in runs if qid in run.query_text), "")
         labels = {(q, c): (lv, g) for q, c, lv, g in
                   gold.judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
         # a model's proposals: shown as such, still waiting for a person (is_judged says no)
