@@ -80,3 +80,31 @@ async def test_help_lists_the_chunk_texts_keys(sample_runs, tmp_path, settled):
         console.print(app.screen.query_one("#help-keys").content)
         text = console.export_text()
         assert "space" in text and "the chunk text a page on, from any pane" in text
+
+
+def test_every_key_of_the_chunk_pane_is_its_own_in_the_review():
+    """ChunkView bound space, which the review's priority `space` (read on, from any pane) always took first:
+    a binding that could never run. Each of its keys now reaches it when it is focused."""
+    from ragdiff.app.app import ReviewApp
+
+    taken = {k.strip() for b in ReviewApp.BINDINGS if b.priority for k in b.key.split(",")}
+    own = {k.strip() for b in ChunkView.BINDINGS for k in b.key.split(",")}
+    assert own and not own & taken, own & taken
+
+
+async def test_help_lists_the_chunk_panes_own_keys(sample_runs, tmp_path, settled):
+    """`?` in the review listed the review's keys and a list's, not the ones that scroll the focused chunk
+    text (PgUp/PgDn, Home/End)."""
+    from rich.console import Console
+
+    app = sample_app(demo_copy(sample_runs, tmp_path))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        await send_keys(pilot, "question_mark")
+        await pilot.pause()
+        console = Console(width=160, record=True, file=open("/dev/null", "w"))
+        console.print(app.screen.query_one("#help-keys").content)
+        text = console.export_text()
+        chunk = next(line for line in text.splitlines() if line.startswith("chunk "))  # the pane's title
+        for name in ("PgDn", "PgUp", "Home", "End"):
+            assert name in chunk, chunk

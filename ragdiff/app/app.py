@@ -710,7 +710,8 @@ class ReviewApp(OrderedKeysApp):
         self.query_one(ChunkView).read_on()
 
     def action_help(self) -> None:
-        groups = [("review", list(self.BINDINGS)), ("in a list", list(LineList.BINDINGS))]
+        groups = [("review", list(self.BINDINGS)), ("in a list", list(LineList.BINDINGS)),
+                  ("chunk", list(ChunkView.BINDINGS))]
         self.push_screen(HelpScreen(groups))
 
     def action_which_k(self) -> None:

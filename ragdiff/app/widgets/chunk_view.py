@@ -1,9 +1,10 @@
 """A chunk's text: its id, label, rank in each run, title, and text with the query's words marked.
 
-It scrolls (j/k, ↑/↓, space and PgUp/PgDn, Home/End), and its bottom border says which lines are on screen
-and how many there are, so a chunk longer than the pane is never cut without a way to read the rest. The
-border names only keys that scroll it from where the reader is: in the review, j/k move the focused list, so
-with another pane focused it says space (the review's `read_on`, from any pane).
+Focused, it scrolls with its own keys (j/k, ↑/↓, PgUp/PgDn and b, Home/End); space is the screen's, from any
+pane (the review's `read_on`, the judging queue's page down), so it is not bound here. Its bottom border
+says which lines are on screen and how many there are, so a chunk longer than the pane is never cut without
+a way to read the rest. The border names only keys that scroll it from where the reader is: in the review,
+j/k move the focused list, so with another pane focused it says space.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ class ChunkText(Static):
 
 class ChunkView(VerticalScroll, can_focus=True):
     BINDINGS = [
-        Binding("down,j", "scroll_lines(1)", "scroll down", show=False, id="text.down"),
-        Binding("up,k", "scroll_lines(-1)", "scroll up", show=False, id="text.up"),
-        Binding("space,pagedown", "scroll_pages(1)", "page down", show=False, id="text.page_down"),
+        Binding("down,j", "scroll_lines(1)", "down", show=False, id="text.down"),
+        Binding("up,k", "scroll_lines(-1)", "up", show=False, id="text.up"),
+        Binding("pagedown", "scroll_pages(1)", "page down", show=False, id="text.page_down"),
         Binding("pageup,b", "scroll_pages(-1)", "page up", show=False, id="text.page_up"),
         Binding("home", "scroll_to_line(0)", "top", show=False, id="text.top"),
         Binding("end", "scroll_to_line(-1)", "end", show=False, id="text.end"),

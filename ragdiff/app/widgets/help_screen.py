@@ -30,14 +30,17 @@ def bindings_table(groups: list[tuple[str, list[Binding]]]) -> Table:
     table.add_column("key", no_wrap=True)
     table.add_column("does", no_wrap=False, ratio=1)
     for title, bindings in groups:
-        table.add_row(Text(title, style="bold underline"), "")
         # bindings that do the same thing with different keys (the grade digits) share one row, and the plain
-        # ones (no tooltip: moving in a list) share one row of "key description" pairs
+        # ones (no tooltip: moving in a list) share one row of "key description" pairs — beside the group's
+        # title when they are all it has (one line, not two: the keys and marks fit whole at 140x40)
         rows: dict[str, list[Binding]] = {}
         plain = [b for b in bindings if not b.tooltip]
         for binding in bindings:
             if binding.tooltip:
                 rows.setdefault(binding.tooltip, []).append(binding)
+        heading = Text(title, style="bold underline")
+        if rows:
+            table.add_row(heading, "")
         for does, same in rows.items():
             keys = " ".join(dict.fromkeys(key_names(b) for b in same))
             if len(same) > 3:
@@ -46,7 +49,7 @@ def bindings_table(groups: list[tuple[str, list[Binding]]]) -> Table:
         if plain:
             pairs = Text(", ").join(Text.assemble((key_names(b), "bold"), " ", b.description or b.action)
                                     for b in plain)
-            table.add_row(Text(""), pairs)
+            table.add_row(Text("") if rows else heading, pairs)
     return table
 
 
