@@ -111,7 +111,8 @@ class JudgeScreen(Screen):
         with Horizontal(id="judge-body"):
             yield PoolList(id="judge-pool")
             yield ChunkView(id="judge-text")
-        yield SearchBar("search the corpus for this query", "enter searches · esc cancels", id="judge-search")
+        yield SearchBar("search the corpus for this query", "enter searches · esc cancels", short_label="search corpus",
+                        short_hint="enter · esc", id="judge-search")
         yield Static(id="judge-status")
         yield KeyBar(self.BINDINGS, id="judge-keys")
 
