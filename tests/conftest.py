@@ -134,10 +134,11 @@ async def settle(pilot, rounds: int = 3) -> None:
 
 
 def widget_lines(app, widget) -> list[str]:
-    """The characters of one widget's region (border included), one string per row."""
+    """The characters of one widget's region (border included), one string per row, cut by terminal cells:
+    a wide character (CJK, most emoji) before the region takes two cells and one character."""
     region = widget.region
-    lines = screen_lines(app)
-    return [line[region.x: region.x + region.width] for line in lines[region.y: region.y + region.height]]
+    strips = app.screen._compositor.render_strips()[region.y: region.y + region.height]
+    return ["".join(seg.text for seg in strip.crop(region.x, region.x + region.width)) for strip in strips]
 
 
 @pytest.fixture

@@ -13,14 +13,7 @@ from ragdiff.app.text import fit
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.metrics import EvalSettings
 
-
-
-def widget_lines(app, widget) -> list[str]:
-    """A widget's region of the screen cut by cells (conftest's widget_lines cuts by characters, which a wide
-    character shifts)."""
-    region = widget.region
-    strips = app.screen._compositor.render_strips()[region.y: region.y + region.height]
-    return ["".join(seg.text for seg in strip.crop(region.x, region.x + region.width)) for strip in strips]
+from conftest import widget_lines
 
 WIDE = "日本語のチャンクID長い名前"  # 14 characters, 26 cells
 LONG = "chunk-" + "x" * 150 + "-end"
@@ -72,3 +65,19 @@ async def test_wide_character_ids_keep_the_numbers_after_them_whole(size, tmp_pa
             assert row.rstrip("│ ▁▂▃▄▅▆▇█").endswith(other), row
             assert rank in row, row
             assert all(cell_len(line) == widget.outer_size.width for line in lines)
+
+
+async def test_conftests_widget_lines_cut_by_cells(tmp_path, settled, pane):
+    """conftest's widget_lines (the `pane` fixture) cut the screen's rows by characters: a row of list B beside
+    list A's wide-character id started twelve columns late (14 characters of 26 cells); this file kept its own
+    copy cut by cells. One helper now, by cells: every row of B starts and ends on B's border."""
+    app = odd_app(tmp_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settled(pilot)
+        widget = app.query_one("#list-b", RankedList)
+        lines = pane(app, widget)
+        assert any("日本語" in line for line in widget_lines(app, app.query_one("#list-a", RankedList)))
+        assert len(lines) == widget.outer_size.height
+        for line in lines:
+            assert cell_len(line) == widget.outer_size.width, line
+            assert line[0] in "╭│╰┌└▊▎" and line[-1] in "╮│╯┐┘▊▎▁▂▃▄▅▆▇█", line
