@@ -31,6 +31,8 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
     rank_at = [min(depth, -(-(c + 1) * depth // width)) for c in range(width)]  # ceil: the rank each column shows
     k_column = next(c for c in range(width) if rank_at[c] >= k)
     values = [v for v in curve_a + curve_b if v == v]
+    if not values:  # no query scored (every one unanswerable): recall@j is NaN at every j
+        return Text("no scored query: no recall@j to plot", style=styles["dim"], end="")
     low = max(0.0, int(min(values, default=0.0) * 10) / 10) if values else 0.0
     span = max(1.0 - low, 1e-9)
 
@@ -62,7 +64,8 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
     out.append(axis + "\n", style=styles["dim"])
     ticks = [" "] * (width + AXIS)
     # k and depth first: where "1" and "k=1" (or a depth near k) would overlap, the one said in words wins
-    for text, column in ((f"k={k}", k_column), (f"depth={depth}", width - 1), ("1", 0)):
+    ends = ((f"k=depth={depth}", k_column),) if k >= depth else ((f"k={k}", k_column), (f"depth={depth}", width - 1))
+    for text, column in (*ends, ("1", 0)):
         start = max(0, min(AXIS + column - len(text) // 2, len(ticks) - len(text)))
         if all(ch == " " for ch in ticks[start:start + len(text)]):
             ticks[start:start + len(text)] = list(text)
@@ -71,14 +74,30 @@ def plot(curve_a: list[float], curve_b: list[float], k: int, width: int, styles:
 
 
 def legend(name: str, mark: str, style: str, curve: list[float], k: int, scored: int) -> Text:
+    """One run's line under the plot. recall@j is the share of queries with gold in the top j (DESIGN), so
+    the gap between k and depth times the queries scored is a count of queries, said as one. At k = depth
+    there is no gap to measure (`no_gap` says so, once): the line says what the depth alone says."""
     depth = len(curve)
-    at_k, at_depth = curve[k - 1], curve[-1]
+    at_k, at_depth = curve[min(k, depth) - 1], curve[-1]
+    line = Text.assemble((f"{mark} ", style), (clean(name), "bold"))
+    if not scored or at_k != at_k or at_depth != at_depth:
+        line.append(f"  no scored query: no recall@{k} to show")
+        return line
+    if k >= depth:
+        beyond = round((1 - at_depth) * scored)
+        line.append(f"  recall@{k} {at_k:.3f}  {beyond} of {scored} queries have no gold in the top {depth}: "
+                    "out of any reranker's reach")
+        return line
     opportunity = round((at_depth - at_k) * scored)
-    line = Text.assemble((f"{mark} ", style), (clean(name), "bold"),
-                         f"  recall@{k} {at_k:.3f} → recall@{depth} {at_depth:.3f}  ")
+    line.append(f"  recall@{k} {at_k:.3f} → recall@{depth} {at_depth:.3f}  ")
     line.append(f"{opportunity} of {scored} queries have gold in the top {depth} but not the top {k}: "
                 "the reranker's opportunity")
     return line
+
+
+def no_gap(k: int, depth: int) -> str:
+    return (f"k is the depth ({depth}): no rank below k for a reranker to bring up — its opportunity shows with "
+            "--depth above k")
 
 
 class RecallPlot(Static):
@@ -120,6 +139,7 @@ class WhichKScreen(ModalScreen[None]):
         self.query_one("#which-k-legend", Static).update(Text("\n").join([
             legend(self.name_a, "●", styles["a"], curve_a, self.k, self.scored),
             legend(self.name_b, "○", styles["b"], curve_b, self.k, self.scored),
+            *([Text(no_gap(self.k, len(curve_a)))] if self.k >= len(curve_a) else []),
             Text.assemble(("◉", styles["both"]), " both runs at the same height   ", ("┊", styles["k"]), f" k={self.k}",
                           style="dim"),
         ]))
