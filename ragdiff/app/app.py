@@ -158,6 +158,8 @@ class ReviewApp(OrderedKeysApp):
         self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, track=self._track_job)
         self.searching = False  # keys go to the search line (the app types them in as they arrive)
         self._shown: Target | None = None  # the chunk the chunk pane shows
+        self._chunk_text: tuple[ChunkView, Text] | None = None  # the pane and the text last shown in it
+        self._status_one_line = False  # the status line shows one line that fits its width
         self._after_g: tuple[Target, int] | None = None
         self._stale = False  # marks came while another screen was shown: refresh on the way back
         self._listed_uncounted = False  # the query list is unjudged@k's, made before its rows were found
@@ -207,7 +209,7 @@ class ReviewApp(OrderedKeysApp):
         k = f"k={self.model.k}" if self.model is not None else ""
         for side, other in (("a", "B"), ("b", "A")):
             hint = f" · o: {other}" if self.one_run else ""
-            self.query_one(f"#list-{side}", RankedList).border_subtitle = k + hint
+            self.query_one(f"#list-{side}", RankedList).set_border(subtitle=k + hint)
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._run_subtitles)  # once the new size is the app's
@@ -217,9 +219,9 @@ class ReviewApp(OrderedKeysApp):
 
     def on_mount(self) -> None:
         self._show_run("a")
-        self.query_one("#queries").border_title = "queries"
-        self.query_one("#list-a").border_title = "A"
-        self.query_one("#list-b").border_title = "B"
+        self.query_one("#queries", QueryList).set_border(title="queries")
+        self.query_one("#list-a", RankedList).set_border(title="A")
+        self.query_one("#list-b", RankedList).set_border(title="B")
         self.query_one("#chunk").border_title = "chunk"
         self.set_status(f"loading {self.inputs.run_a.name}, {self.inputs.run_b.name} and {self.inputs.gold.name} …")
         self.query_one(QueryList).follow = self._query_moved
@@ -290,8 +292,8 @@ class ReviewApp(OrderedKeysApp):
         # collection walks it again (at 10,000 queries 40-50 ms, on one `]` in eight)
         gc.freeze()
         self.load_seconds = message.seconds
-        self.query_one("#list-a").border_title = Text.assemble("A ", clean(self.model.run_a.name))
-        self.query_one("#list-b").border_title = Text.assemble("B ", clean(self.model.run_b.name))
+        self.query_one("#list-a", RankedList).set_border(title=Text.assemble("A ", clean(self.model.run_a.name)))
+        self.query_one("#list-b", RankedList).set_border(title=Text.assemble("B ", clean(self.model.run_b.name)))
         self.refresh_all(select_first=True)
         counts = self.model.filter_counts()
         status = (f"{counts['hit_to_miss']} hit→miss, {counts['miss_to_hit']} miss→hit at k={self.model.k} · "
@@ -450,7 +452,14 @@ class ReviewApp(OrderedKeysApp):
     # ---- drawing ------------------------------------------------------------------------------------------
 
     def set_status(self, text: str | Text) -> None:
-        self.screen_stack[0].query_one("#status", Static).update(Text(text) if isinstance(text, str) else text)
+        status = self.screen_stack[0].query_one("#status", Static)
+        text = Text(text) if isinstance(text, str) else text
+        width = status.size.width
+        one_line = width > 0 and "\n" not in text.plain and text.cell_len <= width
+        # a layout of the screen (every scroll bar repainted) only when the line may wrap or did: a k change
+        # says one line where one was
+        status.update(text, layout=not (one_line and self._status_one_line))
+        self._status_one_line = one_line
 
     @property
     def on_review(self) -> bool:
@@ -480,7 +489,7 @@ class ReviewApp(OrderedKeysApp):
         self._listed_uncounted = model.filter_counts()[self.filter_key] is None
         label = dict(FILTERS)[self.filter_key].replace("@k", f"@{model.k}")
         # unjudged@k before its rows are found has no count yet (as the filter bar says), not 0
-        queries.border_title = f"queries [{label} {'…' if self._listed_uncounted else len(ids)}]"
+        queries.set_border(title=f"queries [{label} {'…' if self._listed_uncounted else len(ids)}]")
         self.show_query(keep_chunks=keep_chunks)
 
     def show_query(self, keep_chunks: bool = False) -> None:
@@ -491,7 +500,7 @@ class ReviewApp(OrderedKeysApp):
             widget.show(model, qid, keep_cursor=keep_chunks)
         self._run_subtitles()
         total = len(queries.ids)
-        queries.border_subtitle = f"{queries.cursor + 1}/{total}" if total else "no query matches"
+        queries.set_border(subtitle=f"{queries.cursor + 1}/{total}" if total else "no query matches")
         self.show_chunk()
 
     def show_chunk(self) -> None:
@@ -502,7 +511,7 @@ class ReviewApp(OrderedKeysApp):
         self._shown = None
         qid = self.selected_query
         if qid is None:
-            view.show(Text("no query matches the filter and search", style="dim"))
+            self._show_in_chunk(view, Text("no query matches the filter and search", style="dim"))
             return
         ranked = self.query_one(f"#list-{self.active_side}", RankedList)
         chunk_id = ranked.selected_chunk
@@ -513,7 +522,7 @@ class ReviewApp(OrderedKeysApp):
         head = Text.assemble(("query ", dim), (clean(qid), view.get_component_rich_style("chunk--id")),
                              "  ", clean(query_text), no_wrap=True, end="")
         if chunk_id is None:
-            view.show(Text.assemble(head, "\n", ("this run returned nothing for this query", dim)))
+            self._show_in_chunk(view, Text.assemble(head, "\n", ("this run returned nothing for this query", dim)))
             return
         level, grade = model.label_of(qid, chunk_id)
         label = vocab.word(level, grade)
@@ -531,7 +540,17 @@ class ReviewApp(OrderedKeysApp):
             meta.append(f" · found by search {number} of {total}: ", style=dim)
             meta.append(clean(search))
         body = self._chunk_body(chunk_id, query_text, view)
-        view.show(Text.assemble(head, "\n", meta, "\n", body))
+        self._show_in_chunk(view, Text.assemble(head, "\n", meta, "\n", body))
+
+    def _show_in_chunk(self, view: ChunkView, text: Text) -> None:
+        """`text` in the chunk pane, from its top; nothing to do when the pane shows just that from its top
+        already (a k change keeps the chunk: showing it again laid out and repainted the whole pane)."""
+        shown = self._chunk_text
+        if (shown is not None and shown[0] is view and view.scroll_offset.y == 0 and text == shown[1]
+                and (text.style, text.no_wrap, text.end) == (shown[1].style, shown[1].no_wrap, shown[1].end)):
+            return
+        self._chunk_text = (view, text)
+        view.show(text)
 
     def _chunk_body(self, chunk_id: str, query_text: str, view: ChunkView) -> Text:
         dim = view.get_component_rich_style("chunk--dim")

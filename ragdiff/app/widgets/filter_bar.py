@@ -21,8 +21,14 @@ class FilterBar(Widget):
         self.k = 5
 
     def show(self, counts: dict[str, int], active: str, sort: str, search: str, k: int) -> None:
+        shown = (self.counts, self.active, self.sort, self.search, self.k)
+        if shown == (counts, active, sort, search, k):
+            return
+        width = self.size.width
+        lines = len(self._lines(width)) if width > 0 else None
         self.counts, self.active, self.sort, self.search, self.k = counts, active, sort, search, k
-        self.refresh(layout=True)  # one line or two
+        # one line or two: a layout of the screen only when that changes
+        self.refresh(layout=lines is None or len(self._lines(width)) != lines)
 
     def get_content_height(self, container, viewport, width: int) -> int:
         return len(self._lines(width))

@@ -115,20 +115,40 @@ class HeaderBar(Widget):
         super().__init__(id=id)
         self.header: Header | None = None
         self.loading_text = "loading…"
+        self._laid: tuple[Header, int, list[Text]] | None = None  # the last layout: header, width, lines
 
     def show(self, header: Header) -> None:
+        """Draw `header`; a layout of the screen only when the header's height changes (a k change keeps it:
+        parts wrap by their widest form)."""
+        if header is self.header:
+            return
+        before = self._laid  # the lines drawn last, at the width they were drawn at
         self.header = header
-        self.refresh(layout=True)
+        same_height = (before is not None and self.size.width > 0 and before[1] == max(20, self.size.width)
+                       and len(before[2]) == len(self._lines(self.size.width)))
+        self.refresh(layout=not same_height)
+
+    def _lines(self, width: int) -> list[Text]:
+        """`layout(width)` of the header shown, kept until the header or the width changes."""
+        width = max(20, width)
+        laid = self._laid
+        if laid is None or laid[0] is not self.header or laid[1] != width:
+            laid = self._laid = (self.header, width, self.layout(width))
+        return laid[2]
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._laid = None  # the lines carry the old styles
 
     def render(self) -> Text:
         style = self.get_component_rich_style
         h = self.header
         if h is None:
             return Text.assemble((" ragdiff ", style("header--title")), " ", (self.loading_text, style("header--dim")))
-        return Text("\n", no_wrap=True, end="").join(self.layout(max(20, self.size.width)))
+        return Text("\n", no_wrap=True, end="").join(self._lines(self.size.width))
 
     def get_content_height(self, container, viewport, width: int) -> int:
-        return 1 if self.header is None else len(self.layout(max(20, width)))
+        return 1 if self.header is None else len(self._lines(width))
 
     # ---- fitting the header to the width: lines wrap whole items; when more than MAX_LINES would be needed,
     # the least important words go first (the verdict words "inside the noise", the query counts, the worth

@@ -3,6 +3,13 @@
 Subclasses say how many lines there are, which of them the cursor may stop on, and how to draw one line as
 a rich Text; this class does scrolling, the cursor and the cache. 10,000 lines cost what 40 do.
 
+What a line shows can be a value of its own (`row_key`, drawn by `render_key` from that value alone): then the
+cache is keyed by what the line shows, not where it is, and a change of the lines (`reset`, `redraw`, a cursor
+move) repaints only the screen rows whose key differs from the one drawn there. Textual repaints every line of a
+widget on `refresh()`; a `+` at 10,000 queries changed two lines of each run's list (the k cut moving one row)
+and repainted all of them. A subclass without `row_key` keeps the default key (its place and a generation that
+every reset and redraw bumps): every line is drawn again, as before.
+
 A key acts on the state the reader saw when pressing it, at any typing speed: the bindings are priority
 bindings (run as the key arrives, in the order keys arrive, not after the key has bubbled through the DOM),
 and a cursor move tells its owner at once through `follow` (a message would arrive after keys already
@@ -11,14 +18,14 @@ queued behind it: `j` then `x` typed fast marked the new query's id with the old
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -36,7 +43,9 @@ class LineList(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"list--cursor", "list--cursor-blur"}
 
-    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+    # repaint=False: watch_cursor repaints the two rows that change, not the whole list
+    cursor: reactive[int] = reactive(0, always_update=True, init=False, repaint=False)
+    _border_row: str | None = None  # "top"/"bottom" while `set_border` sets a title/subtitle
 
     class Moved(Message):
         def __init__(self, sender: "LineList", index: int) -> None:
@@ -49,6 +58,8 @@ class LineList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(2048)
         self._generation = 0
         self._count = 0
+        self._painted: dict[int, tuple] = {}  # screen row -> (scroll offset, line key) of what is drawn there
+        self._borders: dict[str, object] = {}  # "title"/"subtitle" -> the value last given to `set_border`
         # called at once (on the screen's thread) after the cursor moves; without it a Moved message is posted
         self.follow: Callable[[LineList, int], None] | None = None
 
@@ -63,12 +74,21 @@ class LineList(ScrollView, can_focus=True):
     def render_row(self, index: int, width: int) -> Text:
         return Text("")
 
+    def row_key(self, index: int) -> Hashable:
+        """What line `index` shows, as a value that `render_key` draws from alone: equal keys, equal lines.
+        The default is the line's place and the generation (every reset and redraw draws every line again)."""
+        return (index, self._generation)
+
+    def render_key(self, key: Hashable, width: int) -> Text:
+        """The line for `key` (from `row_key`); a subclass that gives its own keys draws from them here."""
+        return self.render_row(key[0], width)
+
     # ---- data changes ---------------------------------------------------------------------------------------
 
     def reset(self, cursor: int | None = None) -> None:
-        """The lines changed: drop the cache, size the scroll area, place the cursor."""
+        """The lines changed: size the scroll area, place the cursor, repaint the rows that now show something
+        else (all of them for the default key)."""
         self._generation += 1
-        self._cache.clear()
         self._count = self.line_count()
         self.virtual_size = Size(max(1, self.size.width), self._count)
         target = self._nearest_selectable(cursor if cursor is not None else 0, 1)
@@ -80,13 +100,64 @@ class LineList(ScrollView, can_focus=True):
             # the list's height may change in the same refresh (the search box closing after `/gzip enter
             # esc`): scroll again once the layout is done, so the cursor's line is on screen
             self.call_after_refresh(self._scroll_cursor)
-        self.refresh()
+        self._refresh_changed()
 
     def redraw(self) -> None:
-        """Same lines, new look (e.g. labels changed)."""
+        """Same lines, new look (e.g. labels changed): the rows whose key changed are drawn again."""
         self._generation += 1
-        self._cache.clear()
-        self.refresh()
+        self._refresh_changed()
+
+    def set_border(self, **values: object) -> None:
+        """Set `title` and/or `subtitle` of the border, each only when it differs from the value last given
+        here: Textual repaints every line of the widget on each assignment, even of the same text."""
+        for name, value in values.items():
+            if name not in ("title", "subtitle"):
+                raise TypeError(f"set_border takes title and subtitle, not {name}")
+            if name in self._borders and self._borders[name] == value:
+                continue
+            self._borders[name] = value
+            self._border_row = "top" if name == "title" else "bottom"
+            try:
+                setattr(self, f"border_{name}", value)
+            finally:
+                self._border_row = None
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False):
+        """Textual's refresh; under `set_border` (whose setter asks to repaint the whole widget) only the border
+        row that shows the title or the subtitle."""
+        row = self._border_row
+        outer = self.outer_size
+        if row is not None and not regions and repaint and not layout and not recompose and outer.height > 0:
+            offset = self.content_offset  # regions are given from the content's origin
+            y = -offset.y if row == "top" else outer.height - 1 - offset.y
+            regions = (Region(-offset.x, y, outer.width, 1),)
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def _line_key(self, index: int, width: int, focused: bool) -> tuple | None:
+        """Everything screen row `index` is drawn from (None: below the last line, blank)."""
+        if index >= self._count:
+            return None
+        is_cursor = index == self.cursor
+        return (self.row_key(index), width, is_cursor, focused and is_cursor)
+
+    def _refresh_changed(self) -> None:
+        """Repaint the screen rows whose line key differs from the one drawn there (after a scroll: all)."""
+        region = self.scrollable_content_region
+        height, width = region.height, region.width
+        if not self.is_mounted or height <= 0 or width <= 0:
+            self.refresh()
+            return
+        top = int(self.scroll_offset.y)
+        focused = self.has_focus
+        painted = self._painted
+        start = None
+        for y in range(height + 1):
+            same = y < height and painted.get(y) == (top, self._line_key(top + y, width, focused))
+            if not same and start is None and y < height:
+                start = y
+            elif (same or y == height) and start is not None:
+                self.refresh(Region(0, start, max(self.virtual_size.width, self.size.width), y - start))
+                start = None
 
     # ---- rendering ------------------------------------------------------------------------------------------
 
@@ -95,14 +166,15 @@ class LineList(ScrollView, can_focus=True):
         index = scroll_y + y
         width = self.scrollable_content_region.width
         base = self.rich_style
-        if index >= self._count:
-            return Strip.blank(width, base)
-        is_cursor = index == self.cursor
         focused = self.has_focus
-        key = (index, width, is_cursor, focused and is_cursor, self._generation)
+        key = self._line_key(index, width, focused)
+        self._painted[y] = (scroll_y, key)
+        if key is None:
+            return Strip.blank(width, base)
+        is_cursor = key[2]
         strip = self._cache.get(key)
         if strip is None:
-            text = self.render_row(index, width)
+            text = self.render_key(key[0], width)
             text.no_wrap = True
             text.end = ""
             if is_cursor:
@@ -118,6 +190,14 @@ class LineList(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self.virtual_size = Size(max(1, self.size.width), self._count)
         self._cache.clear()
+        self._painted.clear()
+        self.refresh()
+
+    def notify_style_update(self) -> None:
+        """The CSS changed (a theme, a pseudo-class): the cached lines carry the old styles."""
+        super().notify_style_update()
+        self._cache.clear()
+        self._painted.clear()
 
     def on_focus(self) -> None:
         self.refresh()
@@ -158,7 +238,7 @@ class LineList(ScrollView, can_focus=True):
                 self.post_message(self.Moved(self, target))
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh()
+        self._refresh_changed()
 
     def _scroll_cursor(self) -> None:
         height = self.scrollable_content_region.height or 1

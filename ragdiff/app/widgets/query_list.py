@@ -35,8 +35,19 @@ class QueryList(LineList):
     def line_count(self) -> int:
         return len(self.ids)
 
-    def render_row(self, index: int, width: int) -> Text:
+    def row_key(self, index: int) -> tuple:
+        """What the line shows of its query: id, text, the marks in A and B, and the sorted-on delta."""
         row: QueryRow = self.model.rows[self.ids[index]]
+        delta = None
+        if self.delta:
+            delta = (row.delta_rr if self.delta == "delta_rr" else row.delta_ndcg,)
+        return (row.query_id, row.text, row.unanswerable, row.hit_a, row.hit_b, row.in_a, row.in_b, delta)
+
+    def render_row(self, index: int, width: int) -> Text:
+        return self.render_key(self.row_key(index), width)
+
+    def render_key(self, key: tuple, width: int) -> Text:
+        query_id, query_text, unanswerable, hit_a, hit_b, in_a, in_b, delta = key
         style = self.get_component_rich_style
         hit, miss, none = style("query--hit"), style("query--miss"), style("query--none")
 
@@ -47,18 +58,18 @@ class QueryList(LineList):
                 return ("–", miss)
             return ("✓", hit) if value else ("✗", miss)
 
-        if row.unanswerable:
+        if unanswerable:
             marks = Text.assemble((" ∅ ∅", none))
         else:
-            a, b = mark(row.hit_a, row.in_a), mark(row.hit_b, row.in_b)
-            arrow = "→" if row.hit_a != row.hit_b else " "
+            a, b = mark(hit_a, in_a), mark(hit_b, in_b)
+            arrow = "→" if hit_a != hit_b else " "
             marks = Text.assemble(" ", a, (arrow, none if arrow == " " else ""), b)
         line = Text(no_wrap=True, end="")
         line.append_text(marks)
         line.append(" ")
         used = 5
-        if self.delta:
-            value = row.delta_rr if self.delta == "delta_rr" else row.delta_ndcg
+        if delta is not None:
+            value = delta[0]
             if value is None:
                 line.append("   —  ", style=none)
             else:
@@ -66,8 +77,8 @@ class QueryList(LineList):
                 line.append(cell.rjust(6), style=style("query--delta-up") if value > 0
                             else style("query--delta-down") if value < 0 else none)
             used += 6
-        qid = clean(row.query_id)
-        text = clean(row.text)
+        qid = clean(query_id)
+        text = clean(query_text)
         room = max(0, width - used)
         if text and text != qid:
             # the id keeps up to 12 cells (more when the pane is wide); the text gets the rest

@@ -21,6 +21,7 @@ class Item:
     kind: str  # "row" | "missed" | "cut" | "note" | "heading" | "blank"
     row: RankedRow | MissedGold | None = None
     text: str = ""
+    other_rank: int | None = None  # a missed relevant chunk's rank in the other run (None: not retrieved there)
 
 
 MIN_ID = 12  # a chunk id is never cut below this many cells (DESIGN: usable from 80x24 up)
@@ -113,7 +114,8 @@ class RankedList(LineList):
         if missed:
             items.append(Item("blank"))
             items.append(Item("heading", text=f"relevant, not in the top {k}:"))
-            items.extend(Item("missed", m) for m in missed)
+            other = "b" if self.side == "a" else "a"
+            items.extend(Item("missed", m, other_rank=model.rank_in(qid, other, m.chunk_id)) for m in missed)
         return items
 
     @property
@@ -134,13 +136,20 @@ class RankedList(LineList):
     def selectable(self, index: int) -> bool:
         return self.items[index].kind in ("row", "missed")
 
+    def row_key(self, index: int) -> tuple:
+        """The item and the columns' widths: all a line is drawn from (`render_key`)."""
+        return (self.items[index], self.rank_width, self.other_width, self.has_scores)
+
     def render_row(self, index: int, width: int) -> Text:
-        item = self.items[index]
+        return self.render_key(self.row_key(index), width)
+
+    def render_key(self, key: tuple, width: int) -> Text:
+        item, rank_width, other_width, has_scores = key
         style = self.get_component_rich_style
         if item.kind == "row":
-            return self._row_line(item.row, width)
+            return self._row_line(item.row, width, rank_width, other_width, has_scores)
         if item.kind == "missed":
-            return self._missed_line(item.row, width)
+            return self._missed_line(item, width, rank_width, other_width)
         if item.kind == "cut":
             label = item.text
             left = max(1, (width - len(label)) // 2)
@@ -155,23 +164,24 @@ class RankedList(LineList):
     # Each column is as wide as its widest value in this query's rows; when the pane is too narrow for the id
     # to keep MIN_ID cells, the score column (the least needed: the rank says the order) is left out whole.
 
-    def _other_cell(self, other_rank: int | None) -> tuple[str, str]:
+    def _other_cell(self, other_rank: int | None, other_width: int) -> tuple[str, str]:
         if other_rank is None:
-            return f"{self.other} —".ljust(self.other_width), "rank--absent"
-        return f"{self.other}#{other_rank}".ljust(self.other_width), "rank--dim"
+            return f"{self.other} —".ljust(other_width), "rank--absent"
+        return f"{self.other}#{other_rank}".ljust(other_width), "rank--dim"
 
-    def _score_width(self, width: int, fixed: int) -> int:
+    @staticmethod
+    def _score_width(width: int, fixed: int, has_scores: bool) -> int:
         """8 cells for the score, or 0 when showing it would cut the id below MIN_ID."""
-        if not self.has_scores or width - fixed - SCORE_WIDTH < MIN_ID:
+        if not has_scores or width - fixed - SCORE_WIDTH < MIN_ID:
             return 0
         return SCORE_WIDTH
 
-    def _row_line(self, row: RankedRow, width: int) -> Text:
+    def _row_line(self, row: RankedRow, width: int, rank_width: int, other_width: int, has_scores: bool) -> Text:
         style = self.get_component_rich_style
         mark, mark_class = label_cell(row.level, row.grade, row.relevant)
-        other, other_class = self._other_cell(row.other_rank)
-        fixed = self.rank_width + 1 + 1 + 3 + 1 + self.other_width
-        score_width = self._score_width(width, fixed)
+        other, other_class = self._other_cell(row.other_rank, other_width)
+        fixed = rank_width + 1 + 1 + 3 + 1 + other_width
+        score_width = self._score_width(width, fixed, has_scores)
         score = ""
         if score_width:
             score = ("" if row.score is None else _score(row.score)).rjust(score_width)
@@ -180,7 +190,7 @@ class RankedList(LineList):
         name = id_class(row)
         id_style = style(name) if name else None
         return Text.assemble(
-            (str(row.rank).rjust(self.rank_width), style("rank--dim")), " ",
+            (str(row.rank).rjust(rank_width), style("rank--dim")), " ",
             (chunk, id_style) if id_style else chunk,
             (score, style("rank--dim")), " ",
             (mark, style(mark_class)), " ",
@@ -188,21 +198,21 @@ class RankedList(LineList):
             no_wrap=True, end="",
         )
 
-    def _missed_line(self, missed: MissedGold, width: int) -> Text:
+    def _missed_line(self, item: Item, width: int, rank_width: int, other_width: int) -> Text:
         style = self.get_component_rich_style
+        missed, other_rank = item.row, item.other_rank
         mark, mark_class = label_cell(missed.level, missed.grade)
         where = f"rank {missed.rank}" if missed.rank is not None else "not retrieved"
-        other_rank = self.model.rank_in(self.query_id, "b" if self.side == "a" else "a", missed.chunk_id)
         other = (f"{self.other}#{other_rank}" if other_rank is not None else f"{self.other} —")
         other_class = "rank--dim" if other_rank is not None else "rank--absent"
         tail = f" {where}"
-        fixed = self.rank_width + 1 + 3 + 1 + len(tail) + 1 + max(len(other), self.other_width)
+        fixed = rank_width + 1 + 3 + 1 + len(tail) + 1 + max(len(other), other_width)
         id_width = max(4, width - fixed)
         chunk = fit(clean(missed.chunk_id), id_width, pad=True)
         return Text.assemble(
-            " " * (self.rank_width + 1), (mark, style(mark_class)), " ", chunk,
+            " " * (rank_width + 1), (mark, style(mark_class)), " ", chunk,
             (tail, style("rank--absent" if missed.rank is None else "rank--dim")), " ",
-            (other.ljust(self.other_width), style(other_class)),
+            (other.ljust(other_width), style(other_class)),
             no_wrap=True, end="",
         )
 
