@@ -196,3 +196,41 @@ def test_one_query_replaced_equals_the_build(generated, data):
                                                                 check_dtypes=True), (extra, k, column)
             for m in metrics:
                 assert same(mine.means[m.name], theirs.means[m.name]), (extra, k, m.name)
+
+
+def test_sample_runs_with_k_walked_down_and_about(sample_runs):
+    """The k's in the order `+` and `-` ask for them (each count a step from the k beside, the metrics already
+    scored kept): down from past the depth to 1, then a seeded walk of steps and jumps, k's asked again."""
+    gold = load_gold(sample_runs / "gold.yaml")
+    rng = random.Random(3)
+    ks, k = list(range(52, 0, -1)), 1
+    for _ in range(60):
+        k = min(52, max(1, k + rng.choice([1, 1, -1, -1, 0, 9, -6])))
+        ks.append(k)
+    for extra in SETTINGS[:2]:
+        assert_equal_at_every_k(load_run(sample_runs / "bm25.jsonl"), gold, 50, extra, ks)
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_counts_stepped_from_the_k_beside_equal_a_search(distinct):
+    """`Ranked.upto(k)` found from the kept count at k - 1 or k + 1 equals the count searched anew, at every
+    k of a walk, on stretches of every length (empty ones too); with two rows of one rank in a stretch
+    (`distinct` False) it searches each k anew, which it must equal too."""
+    from ragdiff.core.metrics_by_k import Ranked
+
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(0, 30, size=200).astype(np.int64)
+    ranks = np.concatenate([np.sort(rng.choice(np.arange(1, 60), size=n, replace=False)) for n in lengths])
+    if not distinct:
+        ranks[int(lengths[:5].sum()) + 1] = ranks[int(lengths[:5].sum())]  # query 5's second row takes the first's rank
+        assert lengths[5] >= 2
+    ranked = Ranked._of_arrays(ranks.astype(np.int64), np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    k, walk = 30, []
+    for _ in range(300):
+        k = int(min(70, max(0, k + rng.choice([1, 1, -1, -1, 13, -11]))))
+        walk.append(k)
+    for k in walk:
+        searched = Ranked._of_arrays(ranked.ranks, ranked.starts, ranked.lengths).upto(k)  # nothing kept
+        want = np.array([int(np.sum(ranked.ranks[s:s + n] <= k)) for s, n in zip(ranked.starts, ranked.lengths)])
+        assert np.array_equal(searched, want)
+        assert np.array_equal(ranked.upto(k), want), k
