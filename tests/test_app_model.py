@@ -431,3 +431,53 @@ def test_random_marks_give_a_fresh_models_numbers(sample_runs, data):
         model.set_k(k)
         fresh.set_k(k)
         assert model_state(model, touched) == model_state(fresh, touched), k
+
+
+def _view_of(model) -> dict:
+    """Everything the screen reads of a model at its k: header, counts, each filter's list, every row."""
+    rows = {}
+    for qid in model.visible("all"):
+        row = model.rows[qid]
+        values = (row.hit_a, row.hit_b, row.rr_a, row.rr_b, row.ndcg_a, row.ndcg_b, row.unjudged_a, row.unjudged_b,
+                  row.unanswerable, row.in_a, row.in_b, row.text, row.position, row.kind, row.delta_rr,
+                  row.delta_ndcg)
+        # plain Python values, as the widgets and the line keys take them (no numpy scalars)
+        assert all(value is None or type(value) in (bool, int, float, str) for value in values), (qid, values)
+        rows[qid] = values
+    return {"header": [(m.name, m.a, m.b, m.delta, m.worth) for m in model.header.metrics],
+            "counts": model.filter_counts(), "rows": rows,
+            "lists": {(f, s): model.visible(f, s) for f, _ in FILTERS for s in ("flips", "delta_rr", "delta_ndcg")}}
+
+
+def test_k_walked_down_and_about_is_a_fresh_models_k(sample_runs):
+    """`+` and `-` step each unjudged and judged count from the k beside (`Ranked.upto`) and keep the metrics
+    already scored (`ByK.score`): walking k down from depth, then about in steps and jumps, every k's header,
+    counts, lists and rows are those of a model opened at that k (whose counts are each searched anew)."""
+    import math
+    import random
+
+    paths = {"a": sample_runs / "bm25.jsonl", "b": sample_runs / "dense.jsonl", "gold": sample_runs / "gold.yaml"}
+    model = make_model(paths, k=50)
+    rng = random.Random(12)
+    ks, k = list(range(50, 0, -1)), 1
+    for _ in range(40):
+        k = min(50, max(1, k + rng.choice([1, 1, 1, -1, -1, 7, -5])))
+        ks.append(k)
+    fresh: dict[int, dict] = {}
+
+    def same(a, b):  # nan where a metric has no value (both sides alike)
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+            return True
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+        return a == b
+
+    for k in ks:
+        model.set_k(k)
+        if k not in fresh:
+            fresh[k] = _view_of(make_model(paths, k=k))
+        got = _view_of(model)
+        for part in got:
+            assert same(got[part], fresh[k][part]), (k, part)

@@ -137,39 +137,49 @@ def header_metrics(k: int, depth: int) -> list[Metric]:
 
 
 class QueryRows(Mapping):
-    """query id -> `QueryRow` at one k, each made when first read from the per-k table's column lists: the
-    screen reads the ~40 rows on screen, and 10,000 of them made at every k cost ~16 ms of CPU."""
+    """query id -> `QueryRow` at one k, each made when first read from the view's per-query arrays: the screen
+    reads the ~40 rows on screen, and 10,000 of them made at every k cost ~16 ms of CPU (their columns as
+    Python lists ~1.5 ms more)."""
 
-    def __init__(self, columns: list[list], at: dict[str, int], present: tuple[dict, dict]):
-        self._columns = columns  # _ROW_COLUMNS, each a list in the order of `at`
-        self._at = at
-        self._present = present
+    def __init__(self, basis: "Basis", sides: tuple["SideAtK", "SideAtK"]):
+        self._basis = basis
+        self._sides = sides
         self._made: dict[str, QueryRow] = {}
 
     def __getitem__(self, query_id: str) -> QueryRow:
         row = self._made.get(query_id)
         if row is None:
-            i = self._at[query_id]
-            row = self._made[query_id] = _query_row(self._columns, i, self._present)
+            basis = self._basis
+            i = basis.at[query_id]
+            a, b = self._sides
+            row = self._made[query_id] = QueryRow(
+                query_id, basis.texts[i], basis.positions[i], bool(basis.unanswerable[i]),
+                a.value(a.hit, i, bool), b.value(b.hit, i, bool), a.value(a.rr, i, float), b.value(b.rr, i, float),
+                a.value(a.ndcg, i, float), b.value(b.ndcg, i, float), int(a.unjudged[i]), int(b.unjudged[i]),
+                query_id in basis.present[0], query_id in basis.present[1])
         return row
 
-    def __setitem__(self, query_id: str, row: QueryRow) -> None:  # one query scored again after a mark
-        self._made[query_id] = row
-
     def __iter__(self):
-        return iter(self._at)
+        return iter(self._basis.at)
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._basis.at)
 
 
-_ROW_COLUMNS = ("query_id", "text", "position", "unanswerable", "hit_a", "hit_b", "rr_a", "rr_b", "ndcg_a", "ndcg_b",
-                "unjudged_a", "unjudged_b")
+@dataclass(frozen=True, repr=False)
+class SideAtK:
+    """One run's per-query numbers at one k, by query in the basis' order (`scored`: the run's evaluation
+    scored the query; the other arrays mean nothing where it did not)."""
 
+    scored: np.ndarray  # bool
+    hit: np.ndarray  # bool: recall@k > 0
+    rr: np.ndarray  # float64: reciprocal rank
+    ndcg: np.ndarray  # float64: nDCG@k
+    unjudged: np.ndarray  # int64: unjudged chunks in the top k (0 for a query no score counts)
 
-def _query_row(columns: list[list], i: int, present: tuple[dict, dict]) -> QueryRow:
-    q = columns[0][i]
-    return QueryRow(q, *(column[i] for column in columns[1:]), q in present[0], q in present[1])
+    def value(self, column: np.ndarray, i: int, kind):
+        """Query i's value as a Python bool/float, None where the query is not scored."""
+        return kind(column[i]) if self.scored[i] else None
 
 
 @dataclass(frozen=True, repr=False)
@@ -194,6 +204,14 @@ class Basis:
     present: tuple[dict, dict]  # query ids run A / run B returned something for
     slots: tuple[np.ndarray, np.ndarray]  # per run, where each of its scored queries (per_query's order) is in `order`
     unanswerable: np.ndarray  # per query in `order`: unanswerable and not scored (its own filter, no marks)
+    # the same at every k, made once per basis: what view_at made again at each k
+    texts: list[str]  # per query in `order`: its text
+    positions: list[int]  # its position in the gold set
+    ids: np.ndarray  # `order` as an object array (the filters' members are masks of it)
+    scored: tuple[np.ndarray, np.ndarray]  # per run, per query in `order`: scored by the run's evaluation
+    counted: np.ndarray  # per query in `order`: scored (run A's slots), where unjudged@k counts
+    unanswerable_ids: list[str]
+    scored_in_order: bool  # run A's scored queries (its per_query rows) come in `order`'s order
 
     @classmethod
     def build(cls, generation: int, settings: EvalSettings, prepared: tuple[PreparedRun, PreparedRun],
@@ -205,8 +223,16 @@ class Basis:
         scored[slots[0]] = True
         unanswerable = np.zeros(len(order), dtype=bool)
         unanswerable[[at[q] for q in prepared[0].queries.unanswerable if q in at]] = True
+        unanswerable &= ~scored
+        by_run = []
+        for run_slots in slots:
+            mask = np.zeros(len(order), dtype=bool)
+            mask[run_slots] = True
+            by_run.append(mask)
+        ids = np.array(order, dtype=object)
         return cls(generation, settings, prepared, by_k, unjudged, queries, order, at, present, slots,
-                   unanswerable & ~scored)
+                   unanswerable, queries.get_column("text").to_list(), queries.get_column("position").to_list(),
+                   ids, tuple(by_run), scored, ids[unanswerable].tolist(), bool(np.all(np.diff(slots[0]) > 0)))
 
 
 @dataclass
@@ -232,45 +258,43 @@ def view_at(basis: Basis, k: int) -> KView:
     settings = replace(basis.settings, k=k)
     metrics = header_metrics(k, settings.depth)
     eval_a, eval_b = (by_k.score(settings, metrics) for by_k in basis.by_k)
-    hit_to_miss, miss_to_hit = core_flips(eval_a, eval_b, k)
     n = len(basis.order)
-    columns: dict[str, list] = {}
-    hits = {}
-    for side, ev, slots in (("a", eval_a, basis.slots[0]), ("b", eval_b, basis.slots[1])):
-        values = ev.per_query
-        hit = values.get_column(f"recall@{k}").to_numpy() > 0
-        hits[side] = np.zeros(n, dtype=bool)
-        hits[side][slots] = hit
-        for name, column in ((f"hit_{side}", hit), (f"rr_{side}", values.get_column("mrr").to_numpy()),
-                             (f"ndcg_{side}", values.get_column(f"ndcg@{k}").to_numpy())):
-            cells = np.full(n, None, dtype=object)  # None where the query is not scored
-            cells[slots] = column
-            columns[name] = cells.tolist()
     counted = basis.unjudged is not None
-    # unjudged@k counts the scored queries' unjudged chunks, as judged@k, the bounds and diff's unjudged check do
-    # (metrics.unjudged_in): an unanswerable query is in no score, and has its own filter
-    scored = np.zeros(n, dtype=bool)
-    scored[basis.slots[0]] = True
-    unjudged = ([np.where(scored, basis.unjudged[0].upto(k), 0), np.where(scored, basis.unjudged[1].upto(k), 0)]
-                if counted else [np.zeros(n, dtype=np.int64)] * 2)
-    columns["unjudged_a"], columns["unjudged_b"] = unjudged[0].tolist(), unjudged[1].tolist()
-    unanswerable = basis.unanswerable
-    columns.update(query_id=basis.order, text=basis.queries.get_column("text").to_list(),
-                   position=basis.queries.get_column("position").to_list(), unanswerable=unanswerable.tolist())
-    ids = np.array(basis.order, dtype=object)
-    flipped = set(hit_to_miss) | set(miss_to_hit)
+    sides = []
+    for i, (ev, slots) in enumerate(((eval_a, basis.slots[0]), (eval_b, basis.slots[1]))):
+        values = ev.per_query
+        columns = []
+        for name in (f"recall@{k}", "mrr", f"ndcg@{k}"):
+            column = np.zeros(n, dtype=np.float64)
+            column[slots] = values.get_column(name).to_numpy()
+            columns.append(column)
+        # unjudged@k counts the scored queries' unjudged chunks, as judged@k, the bounds and diff's unjudged
+        # check do (metrics.unjudged_in): an unanswerable query is in no score, and has its own filter
+        unjudged = (np.where(basis.counted, basis.unjudged[i].upto(k), 0) if counted
+                    else np.zeros(n, dtype=np.int64))
+        sides.append(SideAtK(basis.scored[i], columns[0] > 0, columns[1], columns[2], unjudged))
+    a, b = sides
+    ids = basis.ids
+    if basis.scored_in_order:
+        # the core's flips (diff.flips: recall@k > 0 in one run and 0 in the other, over the queries both
+        # scored, in A's order) read off the same hits: A's per-query order is the gold order here
+        both = a.scored & b.scored
+        hit_to_miss, miss_to_hit = ids[both & a.hit & ~b.hit].tolist(), ids[both & ~a.hit & b.hit].tolist()
+    else:
+        hit_to_miss, miss_to_hit = core_flips(eval_a, eval_b, k)
+    flipped = np.zeros(n, dtype=bool)
+    flipped[[basis.at[q] for q in hit_to_miss]] = True
+    flipped[[basis.at[q] for q in miss_to_hit]] = True
     members = {
         "all": basis.order,
         "hit_to_miss": hit_to_miss,
         "miss_to_hit": miss_to_hit,
-        "both_miss": ids[~unanswerable & ~hits["a"] & ~hits["b"]].tolist(),
-        "unanswerable": ids[unanswerable].tolist(),
-        "unjudged": ids[(unjudged[0] > 0) | (unjudged[1] > 0)].tolist() if counted else None,
+        "both_miss": ids[~basis.unanswerable & ~a.hit & ~b.hit].tolist(),  # hit is False where not scored
+        "unanswerable": basis.unanswerable_ids,
+        "unjudged": ids[(a.unjudged > 0) | (b.unjudged > 0)].tolist() if counted else None,
     }
-    return KView(k, basis.generation, eval_a, eval_b,
-                 QueryRows([columns[c] for c in _ROW_COLUMNS], basis.at, basis.present), hit_to_miss,
-                 miss_to_hit, members, hit_to_miss + miss_to_hit + [q for q in basis.order if q not in flipped],
-                 counted)
+    return KView(k, basis.generation, eval_a, eval_b, QueryRows(basis, (a, b)), hit_to_miss, miss_to_hit, members,
+                 hit_to_miss + miss_to_hit + ids[~flipped].tolist(), counted)
 
 
 def unjudged_rows_of(frame: pl.DataFrame, judged: pl.DataFrame, depth: int) -> pl.DataFrame:
@@ -609,10 +633,13 @@ class ReviewModel:
         cached = self._visible_cache.get(key)
         if cached is not None:
             return cached
-        members = set(self._members[filter_key] or ())
-        if sort_key == "flips":
+        if sort_key == "flips" and filter_key == "all":
+            order = list(self._flips_order)  # every query: the flips first, then the gold order
+        elif sort_key == "flips":
+            members = set(self._members[filter_key] or ())
             order = [q for q in self._flips_order if q in members]
         else:
+            members = set(self._members[filter_key] or ())
             attr = "delta_rr" if sort_key == "delta_rr" else "delta_ndcg"
 
             def by_delta(q: str):
