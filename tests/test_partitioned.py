@@ -190,7 +190,7 @@ def _untidy(text: str, rng: random.Random) -> str:
 def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, rows_per_part):
     run, gold_path = write_case(tmp_path, 4)
     run.write_text(_untidy(run.read_text(), random.Random(4)), encoding="utf-8")
-    assert not partitioned.is_plain_trec(run)
+    assert not partitioned._is_tidy(run)
     gold = load_gold(gold_path)
     settings = EvalSettings(k=5, depth=20)
     metrics = default_metrics(5, 20)
@@ -205,15 +205,59 @@ def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, ro
     "q1 Q0 d1 1 2.5 t\n\nq1 Q0 d2 2 1.5 t\n",  # a blank line: the reader's "line 2: expected 6 columns, found 0"
     "q1 Q0 d1 1 2.5 t\nq1 Q0  d2 2 1.5 t\n",  # a doubled space
     " q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t \n",  # leading and trailing spaces
+    "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq1 Q0 d3 3 0.5  t\n",  # a doubled space before the last field
 ])
-def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_read(tmp_path, text):
+def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_split_once(tmp_path, monkeypatch, text):
+    """The in-memory reader's quick check lets these through to polars (which then refuses them); the in-parts
+    reader finds them in its first pass, before it splits: the run is split once, from the plain copy."""
+    from ragdiff.core import runs
+
     (tmp_path / "run.trec").write_text(text)
     (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n")
     gold = load_gold(tmp_path / "qrels.txt")
-    assert partitioned.is_plain_trec(tmp_path / "run.trec")  # the quick check lets these through to polars
+    assert runs._is_plain(tmp_path / "run.trec")
+    splits = []
+    real = partitioned.split
+
+    def counting(*args, **kwargs):
+        splits.append(kwargs.get("source", args[4] if len(args) > 4 else None))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(partitioned, "split", counting)
     whole = evaluate(load_run(tmp_path / "run.trec"), gold, EvalSettings(), default_metrics(5, 50))
     parts = evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50))
     assert parts.means == whole.means and whole.means["mrr"] == 0.5
+    assert len(splits) == 1 and splits[0] is not None  # once, from the copy
+
+
+def test_a_tidy_run_is_split_as_it_is(tmp_path, monkeypatch):
+    run, gold_path = write_case(tmp_path, 1)
+    assert partitioned._is_tidy(run)
+    monkeypatch.setattr(partitioned, "_plain_copy", lambda *args, **kwargs: pytest.fail("copied a tidy run"))
+    gold = load_gold(gold_path)
+    whole = evaluate(load_run(run), gold, EvalSettings(), default_metrics(5, 50))
+    assert evaluate_partitioned(run, gold, EvalSettings(), default_metrics(5, 50)).means == whole.means
+
+
+@pytest.mark.parametrize("ends", ["\t", "\r\n", "\x0b", "\x0c"])
+def test_a_run_with_tabs_or_crlf_is_made_plain_in_one_translate(tmp_path, monkeypatch, ends):
+    """Only its separators differ from a plain run's: the copy is made block by block in C (bytes.translate),
+    not line by line in Python (`_plain_line`, ~15x slower: bench/RESULTS.md) — the first line alone is."""
+    run, gold_path = write_case(tmp_path, 2)
+    lines = run.read_text().splitlines()
+    if ends == "\r\n":
+        run.write_bytes("".join(line + "\r\n" for line in lines).encode())
+    else:
+        run.write_bytes("".join(line.replace(" ", ends) + "\n" for line in lines).encode())
+    calls = []
+    real = partitioned._plain_line
+    monkeypatch.setattr(partitioned, "_plain_line", lambda line: calls.append(line) or real(line))
+    gold = load_gold(gold_path)
+    settings, metrics = EvalSettings(k=5, depth=20), default_metrics(5, 20)
+    whole = evaluate(load_run(run), gold, settings, metrics)
+    parts = evaluate_partitioned(run, gold, settings, metrics, rows_per_part=97)
+    assert parts.per_query.equals(whole.per_query) and parts.means == whole.means
+    assert len(calls) == 1
 
 
 @pytest.mark.parametrize("bad, line", [
@@ -234,14 +278,58 @@ def test_an_empty_run_is_said_as_in_memory(tmp_path, text):
     assert str(parts) == str(whole)
 
 
-def test_the_plain_copy_is_the_same_at_any_block_size(tmp_path):
-    # block boundaries fall inside lines, inside a CRLF, inside the BOM and around blank lines
+def test_the_plain_copy_reads_the_same_at_any_block_size(tmp_path):
+    # block boundaries fall inside lines, inside a CRLF, inside the BOM and around blank lines; a block is
+    # copied as it is, translated, or rebuilt line by line, so the bytes differ, but never the six fields
     run, _gold = write_case(tmp_path, 5, queries=8)
     original = _untidy(run.read_text(), random.Random(5)).encode()
     run.write_bytes(original)
-    whole = partitioned._plain_copy(run, tmp_path / "whole.trec").read_bytes()
     lines = original.removeprefix(b"\xef\xbb\xbf").split(b"\n")
-    assert whole.split(b"\n") == [partitioned._plain_line(line) if line else (b"" if n == len(lines) - 1 else
-                                  partitioned._SKIP) for n, line in enumerate(lines)]
-    for block in (1, 2, 3, 5, 7, 16, 100):
-        assert partitioned._plain_copy(run, tmp_path / f"copy{block}.trec", block=block).read_bytes() == whole, block
+    want = [partitioned._plain_line(line).split(b" ") if line else [b""] if n == len(lines) - 1 else
+            partitioned._SKIP.split(b" ") for n, line in enumerate(lines)]
+    for block in (1, 2, 3, 5, 7, 16, 100, 4 * 2**20):
+        copy = partitioned._plain_copy(run, tmp_path / f"copy{block}.trec", block=block).read_bytes()
+        assert [line.split(b" ")[:6] for line in copy.split(b"\n")] == want, block
+        assert copy.split(b"\n")[0].split(b" ") == want[0]  # the first line exactly six fields
+
+
+@pytest.mark.parametrize("bad, message", [(b"\x00", "binary data"), (b"\xff", "invalid UTF-8 (byte 0xff)")])
+@pytest.mark.parametrize("block", [1, 5, 64, 4 * 2**20])
+def test_binary_or_invalid_text_is_named_at_its_line_in_any_block(tmp_path, bad, message, block):
+    """textio's refusals, at the line the in-memory reader names, wherever the block that holds them starts."""
+    lines = [f"q{q} Q0 d{c} {c} 1.5 t".encode() for q in range(1, 4) for c in range(1, 6)]
+    lines[11] = lines[11].replace(b"d", b"d" + bad)
+    (tmp_path / "run.trec").write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(InputError) as whole:
+        load_run(tmp_path / "run.trec")
+    assert whole.value.line == 12 and message in str(whole.value)
+    with pytest.raises(InputError) as first_pass:
+        list(partitioned._checked_blocks(tmp_path / "run.trec", block))
+    assert str(first_pass.value) == str(whole.value)
+    with pytest.raises(InputError) as copy:
+        partitioned._plain_copy(tmp_path / "run.trec", tmp_path / "copy.trec", block=block)
+    assert str(copy.value) == str(whole.value)
+
+
+@pytest.mark.parametrize("variant", ["plain", "tab", "crlf", "blank lines", "doubled space", "comment", "bom",
+                                     "all at once"])
+def test_cli_low_memory_prints_the_in_memory_document_for_any_white_space(tmp_path, capsys, variant):
+    run, gold_path = write_case(tmp_path, 6)
+    lines = run.read_text().splitlines()
+    rng = random.Random(6)
+    text = {
+        "plain": lambda: "\n".join(lines) + "\n",
+        "tab": lambda: "\n".join(line.replace(" ", "\t") for line in lines) + "\n",
+        "crlf": lambda: "".join(line + "\r\n" for line in lines),
+        "blank lines": lambda: "\n".join(line + "\n" * rng.choice([0, 0, 1, 2]) for line in lines) + "\n",
+        "doubled space": lambda: "\n".join(line.replace(" ", "  ", rng.choice([0, 0, 1])) for line in lines) + "\n",
+        "comment": lambda: "# a run\n" + "\n".join(line + rng.choice(["", "", "\n# a note"]) for line in lines) + "\n",
+        "bom": lambda: "\ufeff" + "\n".join(lines) + "\n",
+        "all at once": lambda: _untidy("\n".join(lines), rng),
+    }[variant]()
+    run.write_bytes(text.encode())
+    args = ["eval", str(run), "--gold", str(gold_path), "--json", "--per-query", "-k", "3", "--depth", "10"]
+    assert main(args) == 0
+    whole = capsys.readouterr().out
+    assert main(args + ["--low-memory"]) == 0
+    assert capsys.readouterr().out == whole

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import polars as pl
 
+from ragdiff.core import textio
 from ragdiff.core.errors import InputError
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
-from ragdiff.core.runs import RUN_SCHEMA, Run, first_bad_trec_line, is_plain_trec, ordered_frame, sniff_run_format
-from ragdiff.core.textio import SPACE
+from ragdiff.core.runs import RUN_SCHEMA, Run, first_bad_trec_line, ordered_frame, sniff_run_format
 
 ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB
 IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
@@ -113,8 +113,7 @@ def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Pa
 
 
 class _Refused(Exception):
-    """polars could not take the file line for line as it stands: a blank or short line, a doubled space, a value
-    that is not a number."""
+    """polars could not take the file line for line as it stands: a short line or a value that is not a number."""
 
 
 # A line of the plain copy that the reader skips (blank, white space only, a comment): the copy keeps it as a
@@ -122,7 +121,6 @@ class _Refused(Exception):
 # columns from the first line). No data line of the copy starts with "#" (that is a comment), so its query id
 # "#" is never a real one.
 _SKIP = b"# - - 0 0 -"
-_UNTIDY = (*(c.encode() for c in SPACE if c not in " \n"), b"  ", b"\n\n", b"\n ", b" \n", b"\n#")
 
 
 def _plain_line(line: bytes) -> bytes:
@@ -132,56 +130,89 @@ def _plain_line(line: bytes) -> bytes:
     return b" ".join(fields_) if fields_ and not fields_[0].startswith(b"#") else _SKIP
 
 
-def _plain_copy(path: Path, copy: Path, block: int = 4 * 2**20) -> Path:
-    """`path` written line for line as polars' plain reader takes it, into `copy`: each line's first six fields
-    joined by one space, blank and comment lines as _SKIP, the BOM dropped. A block of whole lines that is
-    already plain (no tab, CR, doubled or edge space, blank or comment line: a few byte searches in C) is copied
-    as it is; only the others, and the first line, go line by line. NUL and invalid UTF-8 are refused with the
-    in-memory reader's words."""
-    number = 1  # the line the block starts at
+def _plain_lines(lines: bytes) -> bytes:
+    """Whole lines (not the file's first) as polars' plain reader takes them, each line's first six fields as
+    trec_eval splits them. The separators (tabs, CR, \\v, \\f: textio.SPACE) become spaces, runs of spaces one,
+    spaces at a line's start go and blank lines become _SKIP, each a pass in C over the block (a space left
+    before a line end is an empty field past the sixth, which the reader drops); only a block with a comment
+    line goes line by line in Python (bench/RESULTS.md: ~0.6 s -> ~0.05 s per million lines with tabs)."""
+    lines = lines.translate(textio.TO_SPACE)
+    if textio.tidy_lines(lines):  # tabs or CRLF: the separators were all
+        return lines
+    while b"  " in lines:
+        lines = lines.replace(b"  ", b" ")
+    lines = lines.replace(b"\n ", b"\n").removeprefix(b" ")
+    if b"#" in lines and (lines.startswith(b"#") or b"\n#" in lines):  # a comment line
+        body, nl = (lines[:-1], b"\n") if lines.endswith(b"\n") else (lines, b"")
+        return b"\n".join(map(_plain_line, body.split(b"\n"))) + nl
+    while b"\n\n" in lines:  # a blank line (white space only: now empty), two at a time
+        lines = lines.replace(b"\n\n", b"\n" + _SKIP + b"\n")
+    return _SKIP + lines if lines.startswith(b"\n") else lines
+
+
+def _checked_blocks(path: Path, block: int = 4 * 2**20):
+    """The file in blocks of whole lines (the last may lack its line end; a leading BOM dropped), each checked
+    as textio.read_text checks a whole file (NUL, invalid UTF-8, and at the end nothing but white space), with
+    whether polars' plain reader takes it line for line as trec_eval reads it (textio.tidy_lines; the first
+    line must also be exactly six fields, which polars takes the number of columns from)."""
     blank = True
-    with path.open("rb", buffering=0) as src, copy.open("wb") as dst:
-        for lines in _line_blocks(src, block):
-            _check_text(path, lines, number)
-            blank = blank and not lines.strip()  # bytes.strip(): textio.SPACE
-            count = lines.count(b"\n")
-            if number == 1:  # polars takes the number of columns from the first line: make it six
-                head, nl, lines = lines.partition(b"\n")
-                dst.write(_plain_line(head) + nl)
-            if lines and (lines[0] in b" \n#" or lines.endswith(b" ") or any(lines.find(b) >= 0 for b in _UNTIDY)):
-                body, nl = (lines[:-1], b"\n") if lines.endswith(b"\n") else (lines, b"")
-                lines = b"\n".join(map(_plain_line, body.split(b"\n"))) + nl
-            dst.write(lines)
-            number += count
+    with path.open("rb", buffering=0) as handle:
+        bom = handle.read(len(textio.BOM)) == textio.BOM
+        handle.seek(len(textio.BOM) * bom)
+        for start, lines in _line_blocks(handle, block):
+            tidy = textio.tidy_lines(lines)
+            if not tidy:  # a tidy block is text
+                try:
+                    textio.check_text(path, lines)
+                except InputError as err:  # the line within the block: add the lines before it
+                    raise InputError(path, err.message, err.line + _lines_before(path, start)) from None
+            blank = blank and textio.is_blank(lines)
+            first = start == len(textio.BOM) * bom
+            if first:
+                tidy = tidy and not bom and len(lines.partition(b"\n")[0].split(b" ")) == 6
+            yield lines, tidy, first
     if blank:
-        raise InputError(path, "the file is empty")
-    return copy
+        raise textio.empty_file(path)
 
 
 def _line_blocks(handle, block: int):
-    """The file in blocks of whole lines (the last may lack its line end), a leading BOM dropped."""
-    rest = handle.read(3)
-    rest = b"" if rest == b"\xef\xbb\xbf" else rest
+    """(offset in the file, a block of whole lines) from where `handle` stands; the last may lack its line end."""
+    start = handle.tell()
     while data := handle.read(block):
-        data = rest + data
-        end = data.rfind(b"\n") + 1
-        if end:
-            yield data[:end]
-        rest = data[end:]
-    if rest:
-        yield rest
+        while data.rfind(b"\n") < 0 and (more := handle.read(block)):  # a line longer than the block
+            data += more
+        end = data.rfind(b"\n") + 1 or len(data)
+        if end < len(data):
+            data = data[:end]
+            handle.seek(start + end)  # the rest is read again with the next block: no copy to join them
+        yield start, data
+        start += end
 
 
-def _check_text(path: Path, data: bytes, number: int) -> None:
-    """textio.read_text's refusals, for a block of whole lines starting at line `number`."""
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(path, "binary data (a NUL byte); expected a text file", number + data.count(b"\n", 0, nul))
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"invalid UTF-8 (byte 0x{data[err.start]:02x}); expected UTF-8 text",
-                         number + data.count(b"\n", 0, err.start)) from None
+def _lines_before(path: Path, offset: int) -> int:
+    """The line ends in the first `offset` bytes of `path` (an error's line, found late: blocks are not counted)."""
+    with path.open("rb") as handle:
+        return handle.read(offset).count(b"\n")
+
+
+def _is_tidy(path: Path) -> bool:
+    """polars' plain reader takes the file line for line as it stands (`_checked_blocks`): a first pass that
+    stops at the first block it does not; one it reads to its end has said what read_text would refuse."""
+    return all(tidy for _lines, tidy, _first in _checked_blocks(path))
+
+
+def _plain_copy(path: Path, copy: Path, block: int = 4 * 2**20) -> Path:
+    """`path` written line for line as polars' plain reader takes it, into `copy`: each line's first six fields
+    as trec_eval splits them, blank and comment lines as _SKIP, the BOM dropped. A block of whole lines that is
+    already tidy is copied as it is, the others through `_plain_lines`; the first line is always made six
+    fields. NUL and invalid UTF-8 are refused with the in-memory reader's words."""
+    with copy.open("wb") as dst:
+        for lines, tidy, first in _checked_blocks(path, block):
+            if first:  # polars takes the number of columns from the first line: make it six
+                head, nl, lines = lines.partition(b"\n")
+                dst.write(_plain_line(head) + nl)
+            dst.write(lines if tidy or not lines else _plain_lines(lines))
+    return copy
 
 
 def _bad_line(path: Path) -> InputError:
@@ -197,20 +228,14 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
                          folder: Path | None = None, bounds: bool = False) -> RunEval:
     """`evaluate(load_run(path), gold, settings, metrics, bounds)` for a TREC file, a part at a time.
 
-    A plain file (single spaces, no tab, CR, BOM or comment: `is_plain_trec`) is split as it is. One polars
-    refuses there (a blank line, a doubled space — which the quick check lets through — or a bad value), and
-    any other TREC file, is read again from `_plain_copy` (as much disk again as the run), which says every
-    line as trec_eval and the in-memory reader split it; a line refused there is a bad line, named as the
-    in-memory reader names it."""
+    A tidy file (single spaces, no tab, CR, BOM, comment or blank line: `_is_tidy`, one pass before the split)
+    is split as it is; any other is split from `_plain_copy` (as much disk again as the run), which says every
+    line as trec_eval and the in-memory reader split it. A line polars refuses then is a bad line, named as
+    the in-memory reader names it."""
     path = Path(path)
     args = (gold, settings, metrics, keep_first, name, rows_per_part, folder, bounds)
-    if is_plain_trec(path):
-        try:
-            return _evaluate_parts(path, None, *args)
-        except _Refused:
-            pass
     with tempfile.TemporaryDirectory(prefix="ragdiff-plain-", dir=folder) as tmp:
-        copy = _plain_copy(path, Path(tmp) / path.name)
+        copy = None if _is_tidy(path) else _plain_copy(path, Path(tmp) / path.name)
         try:
             return _evaluate_parts(path, copy, *args)
         except _Refused:

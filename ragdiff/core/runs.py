@@ -22,8 +22,8 @@ import polars as pl
 
 from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import (SPACE, check_file, fields, json_error, line_of, read_text, text_frame,
-                                  whitespace_columns)
+from ragdiff.core.textio import (BOM, SPACE, check_file, fields, json_error, line_of, plain_block, read_text,
+                                  text_frame, whitespace_columns)
 
 _EXTENSIONS = {
     ".trec": "trec",
@@ -422,17 +422,12 @@ def _is_plain(path: Path) -> bool:
     for line, into the columns the general path reads.
 
     Blank or short lines need no scan: the reader gives them null fields, which send the file to the general
-    path. Each check is a one-byte search in C; the slower two-byte search for a comment line runs only when
-    a block has a `#` at all (chunk ids such as `json.dumps#0` do).
+    path. The checks of each block: textio.plain_block.
     """
     if path.stat().st_size == 0:
         return False
     with path.open("rb", buffering=0) as handle:
         return _blocks_are_plain(handle)
-
-
-# bytes the plain reader declines: NUL, and each separator of textio.SPACE but the space and the line end
-_NOT_PLAIN = (b"\x00", *(c.encode() for c in SPACE if c not in " \n"))
 
 
 def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
@@ -444,21 +439,13 @@ def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
     previous = ord("\n")
     first = True
     while size := handle.readinto(buffer):
-        if first and (buffer.startswith(b"\xef\xbb\xbf") or buffer[0] == ord("#")):
+        if first and buffer.startswith(BOM):
             return False
         first = False
-        if any(buffer.find(byte, 0, size) >= 0 for byte in _NOT_PLAIN):
-            return False
-        if buffer.find(b"#", 0, size) >= 0 and (
-                (previous == ord("\n") and buffer[0] == ord("#")) or buffer.find(b"\n#", 0, size) >= 0):
+        if not plain_block(buffer, size, previous):
             return False
         previous = buffer[size - 1]
     return True
-
-
-def is_plain_trec(path: Path) -> bool:
-    """A TREC run polars' CSV reader can take line for line (core/partitioned.py reads such runs in parts)."""
-    return _is_plain(Path(path))
 
 
 def first_bad_trec_line(path: Path) -> tuple[int, str] | None:
