@@ -231,22 +231,14 @@ def test_sign_flip_p_kept_draws_are_the_fresh_ones():
 
 
 def _bootstrap_by_definition(d, resamples, seed, level=0.95):
-    """The percentile bootstrap as `bootstrap_ci` defines it, written plainly: the resamples drawn from the
-    stream [seed, 1] in blocks of `_block_rows` resamples, each resample's mean of its drawn values."""
-    from ragdiff.core.stats import _block_rows
-
+    """The percentile bootstrap as `bootstrap_ci` defines it, written plainly and without the module: resample r's
+    queries are draws r*n to r*n+n-1 of rng([seed, 1]).integers(0, n), all drawn in one call; its mean is the
+    mean of its drawn values. (The module draws in blocks of resamples; numpy's PCG64 keeps a 32-bit half word
+    left over for the next call, so the blocks draw these same indices whatever their size.)"""
     d = np.atleast_2d(np.asarray(d, dtype=float))
-    rng = np.random.default_rng([seed, 1])
-    means = [[] for _ in d]
-    done = 0
-    while done < resamples:
-        m = min(_block_rows(d.shape[1]), resamples - done)
-        idx = rng.integers(0, d.shape[1], size=(m, d.shape[1]))
-        for row, values in zip(means, d):
-            row.extend(values[idx].mean(axis=1))
-        done += m
+    idx = np.random.default_rng([seed, 1]).integers(0, d.shape[1], size=(resamples, d.shape[1]))
     tail = (1 - level) / 2 * 100
-    return [tuple(float(x) for x in np.percentile(np.array(row), [tail, 100 - tail])) for row in means]
+    return [tuple(float(x) for x in np.percentile(values[idx].mean(axis=1), [tail, 100 - tail])) for values in d]
 
 
 @pytest.mark.parametrize("metrics,n,resamples", [(1, 50, 3000), (3, 1000, 2500), (7, 1000, 10_000), (2, 7, 100),
@@ -269,12 +261,31 @@ def test_sign_bits_are_numpys_integers(seed, n, flips):
     """The sign test's bits, read off the generator's raw words, are rng.integers(0, 2, int8)'s in the same
     blocks, bit for bit: blocks whose bytes end inside a 32-bit word (n = 7, 4099), blocks that leave half a
     64-bit word for the next (n = 6 and 10 over several blocks)."""
-    from ragdiff.core.stats import _block_rows, _draw_bits
+    from ragdiff.core.stats import _draw_bits
 
     rng = np.random.default_rng(seed)
-    rows = _block_rows(n)
+    # the blocks are part of the definition, written here and not taken from the module: an int8 draw starts
+    # each call on a fresh 32-bit word, so another block size draws other bits and every p-value changes
+    rows = max(1, (1 << 20) // n)
     expected = [rng.integers(0, 2, size=(min(rows, flips - done), n), dtype=np.int8) for done in range(0, flips, rows)]
     got = list(_draw_bits(seed, n, flips))
     assert len(got) == len(expected) > 0
     for a, b in zip(got, expected):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+def test_the_p_values_and_intervals_are_the_ones_ragdiff_printed_before():
+    """Golden values, written once from bc2d470 with numpy 2.4.6 (`PYTHONPATH=<bc2d470's tree> python -c` on
+    the inputs below, printing `[float(p) for p in sign_flip_p(m, 40_000, SEED)]` and `bootstrap_ci(m, 5_000,
+    SEED)`): the same inputs give the same numbers every run, so a changed block size (40,000 flips over 67
+    queries are 3 blocks), stream, draw order or numpy generator fails here, not only in a byte comparison."""
+    from ragdiff.core import stats
+
+    d = np.array([0.5, 1 / 3, -0.25, 1.0, -1.0, 0.2, 0.2, 1 / 3, -1 / 3, 0.1, 0.0, 0.75, -0.5, 0.25, 1 / 6, 0.6] * 4
+                 + [0.3, -0.2, 0.1])
+    m = np.vstack([d, d[::-1] * 0.5])
+    stats._DRAWS.clear()  # drawn here, not kept from another test
+    assert [float(p) for p in sign_flip_p(m, flips=40_000, seed=20_250_806)] == [0.01579960500987475,
+                                                                                 0.01582460438489038]
+    assert bootstrap_ci(m, 5_000, seed=20_250_806) == [(0.03283582089552239, 0.2507587064676615),
+                                                       (0.015046641791044786, 0.12824315920397994)]
