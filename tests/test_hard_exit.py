@@ -93,3 +93,24 @@ def test_a_reader_gone_before_the_report_is_no_error(sample_runs, json_flag, com
         os.close(write_end)
     assert proc.stderr == ""
     assert proc.returncode == 0
+
+
+def test_the_console_leaves_a_broken_pipe_to_rich_then_to_the_handler(monkeypatch):
+    """stdout_console's on_broken_pipe is rich's (quiet, stdout onto /dev/null: stood in for here, so this
+    process keeps its stdout) with its SystemExit(1) turned into the BrokenPipeError that cli/main.py says
+    nothing about and exits 0 on."""
+    from rich.console import Console
+
+    from ragdiff.cli.common import stdout_console
+
+    calls = []
+
+    def rich_own(self):
+        calls.append(self)
+        raise SystemExit(1)
+
+    monkeypatch.setattr(Console, "on_broken_pipe", rich_own)
+    console = stdout_console()
+    with pytest.raises(BrokenPipeError):
+        console.on_broken_pipe()
+    assert calls == [console]

@@ -235,16 +235,17 @@ def drafts_summary(gold: Gold) -> dict:
 
 def stdout_console(width: int | None = None) -> Console:
     """rich's Console for stdout. A reader gone (`ragdiff eval ... | head`) is a BrokenPipeError, which the
-    command's handler (cli/main.py) takes as it takes one from print(): nothing said, exit 0 — rich's own
-    on_broken_pipe raises SystemExit(1) instead."""
+    command's handler (cli/main.py) takes as it takes one from print(): nothing said, exit 0. rich's own
+    on_broken_pipe does the rest (the console quiet, stdout onto /dev/null so the flush at exit does not fail
+    again) and then raises SystemExit(1), which becomes that BrokenPipeError."""
     from rich.console import Console
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:
-            self.quiet = True
-            devnull = os.open(os.devnull, os.O_WRONLY)  # as rich does: the flush at exit does not fail again
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+            try:
+                super().on_broken_pipe()
+            except SystemExit:
+                pass
             raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
     return _Console(highlight=False, soft_wrap=False, width=width)
