@@ -69,3 +69,27 @@ def test_other_os_errors_are_not_called_out_of_memory(monkeypatch, tmp_path):
     run.write_text("q1 Q0 c1 1 1.0 t\n")
     with pytest.raises(OSError):
         cli_main.main(["eval", str(run), "--gold", str(run)])
+
+
+@pytest.mark.parametrize("untidy", ["tabs", "crlf", "blank line at the end"])
+def test_an_untidy_run_over_the_memory_limit_gives_the_in_memory_document(monkeypatch, capsys, tmp_path, untidy):
+    """Over the memory limit `eval` reads a TREC run in parts by itself (core/partitioned.py): a run with tabs,
+    CRLF or a blank line prints the JSON the in-memory reader prints, byte for byte."""
+    from ragdiff.core import partitioned
+
+    lines = [f"q{q} Q0 c{(q * 7 + r) % 50} {r} {10 - r / 4} t" for q in range(1, 40) for r in range(1, 30)]
+    run = tmp_path / "run.trec"
+    run.write_bytes({"tabs": "".join(line.replace(" ", "\t") + "\n" for line in lines),
+                     "crlf": "".join(line + "\r\n" for line in lines),
+                     "blank line at the end": "".join(line + "\n" for line in lines) + "\n"}[untidy].encode())
+    gold = tmp_path / "qrels.txt"
+    gold.write_text("".join(f"q{q} 0 c{q % 50} {q % 3}\n" for q in range(1, 45)))
+    args = ["eval", str(run), "--gold", str(gold), "--json", "--per-query"]
+    assert cli_main.main(args) == 0
+    in_memory = capsys.readouterr().out
+    calls = []
+    real = partitioned.evaluate_partitioned
+    monkeypatch.setattr(partitioned, "evaluate_partitioned", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(partitioned, "memory_limit", lambda: 100_000)
+    assert cli_main.main(args) == 0
+    assert calls == [run] and capsys.readouterr().out == in_memory
