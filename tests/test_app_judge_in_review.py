@@ -43,7 +43,7 @@ async def test_a_draft_decided_in_the_review_is_judged_in_the_queue(lesson, sett
         await type_fast(pilot, "tab", "tab", "g")  # list B, its first row: policy-31
         assert [(r["query"], r["chunk"], r["label"]) for r in journal(lesson["gold"]) if r["type"] == "mark"] == \
             [("q1", "policy-31", "gold")]
-        assert "policy-31: 2" not in lesson["gold"].read_text()  # the draft left the file (drafted: {} stays)
+        assert "policy-31: 2" not in lesson["gold"].read_text()  # the draft left the file, its emptied drafted: key too
         assert drafts(app.model.gold) == drafts(load_gold(lesson["gold"])) == []  # the model's gold set as written
         screen = await judge_here(pilot)
         queue = screen.queue

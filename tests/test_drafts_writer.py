@@ -144,3 +144,81 @@ def test_overturn_report_of_a_scripted_session(gold, capsys):
     assert (doc["decided"], doc["accepted"], doc["overturned"]) == (5, 2, 3)
     assert main(["labels", "log", str(gold), "--drafts"]) == 0
     assert "drafts decided: 5 · accepted 2 · overturned 3 (60%)" in capsys.readouterr().out
+
+
+LAST_DRAFTS = """\
+queries:
+  - id: q1
+    text: refund window for ebooks
+    gold: {policy-14: 3}
+    drafted: {policy-7: 2}
+    tags: [ebooks]
+  - id: q2
+    text: return an unopened blender
+    drafted:
+      policy-2: 1
+  - {id: q3, text: who approves expenses, drafted: {finance-3: 1}, tags: [hr]}
+  - {id: q4, text: travel policy, drafted: {travel-1: 2}}
+  - id: q5
+    text: a draft with a word on it
+    drafted: {hr-1: 1}  # from the March model
+  - id: q6
+    text: the other sections stay when emptied
+    evidence: [hr-4]
+"""
+
+
+@pytest.mark.parametrize("mark, line_gone, line_added", [
+    (Mark("q1", "policy-7", "gold", 2), "    drafted: {policy-7: 2}\n", ("{policy-14: 3}", "{policy-14: 3, policy-7: 2}")),
+    (Mark("q2", "policy-2", "not_relevant"), "    drafted:\n      policy-2: 1\n",
+     ("    text: return an unopened blender\n", "    text: return an unopened blender\n    not_relevant: [policy-2]\n")),
+    (Mark("q3", "finance-3", "evidence"), "drafted: {finance-3: 1}, ", ("tags: [hr]}", "tags: [hr], evidence: [finance-3]}")),
+    (Mark("q4", "travel-1", "gold"), ", drafted: {travel-1: 2}", ("travel policy}", "travel policy, gold: [travel-1]}")),
+])
+def test_the_last_draft_decided_takes_its_section_key_with_it(tmp_path, mark, line_gone, line_added):
+    """Accepting or overriding a query's only draft leaves the entry as a person would: no `drafted: {}`,
+    every other byte as it was (block, block-map and flow entries; the key last or in the middle); undo brings
+    the file back byte for byte."""
+    path = tmp_path / "gold.yaml"
+    path.write_text(LAST_DRAFTS)
+    labels = LabelFile(path, reviewer="ann")
+    labels.apply(mark)
+    assert path.read_text() == LAST_DRAFTS.replace(line_gone, "", 1).replace(*line_added, 1)
+    assert "drafted: {}" not in path.read_text()
+    judged, drafted = _state(path)
+    assert judged[(mark.query_id, mark.chunk_id)][0] == mark.label and (mark.query_id, mark.chunk_id) not in drafted
+    labels.undo()
+    assert path.read_text() == LAST_DRAFTS
+
+
+def test_a_last_draft_with_a_comment_on_its_line_leaves_the_section_empty(tmp_path):
+    """The comment is a person's: the key stays (empty) rather than take it along."""
+    path = tmp_path / "gold.yaml"
+    path.write_text(LAST_DRAFTS)
+    LabelFile(path, reviewer="ann").apply(Mark("q5", "hr-1", "gold"))
+    assert path.read_text() == LAST_DRAFTS.replace(
+        "    drafted: {hr-1: 1}  # from the March model\n",
+        "    gold: [hr-1]\n    drafted: {}  # from the March model\n")
+
+
+def test_an_emptied_judgment_section_stays(tmp_path):
+    path = tmp_path / "gold.yaml"
+    path.write_text(LAST_DRAFTS)
+    LabelFile(path, reviewer="ann").apply(Mark("q6", "hr-4", "none"))
+    assert path.read_text() == LAST_DRAFTS.replace("    evidence: [hr-4]\n", "    evidence: []\n")
+
+
+def test_the_last_draft_in_a_json_label_file(tmp_path):
+    text = ('{"queries": [\n  {"id": "q1", "text": "refund window", "gold": {"policy-14": 3}, '
+            '"drafted": {"policy-7": 2}},\n  {"id": "q2", "text": "blender", "drafted": {"policy-2": 1}, '
+            '"tags": ["x"]}\n]}\n')
+    path = tmp_path / "gold.json"
+    path.write_text(text)
+    labels = LabelFile(path, reviewer="ann")
+    labels.apply(Mark("q1", "policy-7", "gold", 2))
+    labels.apply(Mark("q2", "policy-2", "not_relevant"))
+    assert path.read_text() == text.replace(', "drafted": {"policy-7": 2}', "").replace(
+        '"gold": {"policy-14": 3}', '"gold": {"policy-14": 3, "policy-7": 2}').replace(
+        '"drafted": {"policy-2": 1}, "tags": ["x"]', '"tags": ["x"], "not_relevant": ["policy-2"]')
+    assert json.loads(path.read_text())["queries"][1] == {"id": "q2", "text": "blender", "tags": ["x"],
+                                                          "not_relevant": ["policy-2"]}

@@ -405,6 +405,8 @@ class YamlLabelDoc(LabelDoc):
             elems = [item_id(n) for n in val.items] if val.kind == "seq" else [k.value for k, _ in val.pairs]
             hits = [i for i, v in enumerate(elems) if v == chunk]
             if hits and s != label:
+                if s == vocab.DRAFTED and len(elems) == 1 and self._drop_pair(ed, entry, key, val):
+                    continue
                 ed.seq_remove(val, hits[0], key) if val.kind == "seq" else ed.map_remove(val, hits[0], key)
         if label == "none":
             return
@@ -522,6 +524,28 @@ class YamlLabelDoc(LabelDoc):
         else:
             raise LabelFormatError(f"{qid}'s reviewed: is not written on one line; nothing was written")
         return ed.result()
+
+    def _drop_pair(self, ed: _Edits, entry: Node, key: Node, val: Node) -> bool:
+        """An entry's `drafted:` whose last draft goes leaves the file as a person would: the key goes with it
+        (its own line or lines, or its place in a flow entry), where nothing else would go too — not a comment,
+        not a `- ` that the key shares. Else False, and the section stays, empty (`drafted: {}`). A judgment
+        section always stays: `gold: []` says the query has no answer."""
+        t = self.text
+        idx = next(i for i, (k, _v) in enumerate(entry.pairs) if k is key)
+        end = content_end(t, val)
+        if len(entry.pairs) < 2 or "#" in t[key.end : val.start] or "\n" in t[val.start : end]:
+            return False
+        if entry.flow and idx + 1 < len(entry.pairs):
+            after = t[end : entry.pairs[idx + 1][0].start]  # what goes with it: the comma and white space
+        else:
+            after = t[end : _eol_after(t, end)]
+        if "#" in after or (not entry.flow and after.strip(" \t\r\n")):
+            return False
+        try:
+            ed.map_remove(entry, idx, None)  # checks the key stands on its own line, and writes nothing if not
+        except LabelFormatError:
+            return False
+        return True
 
     def key_text(self, name: str) -> str:
         return name
