@@ -333,3 +333,19 @@ def test_cli_low_memory_prints_the_in_memory_document_for_any_white_space(tmp_pa
     whole = capsys.readouterr().out
     assert main(args + ["--low-memory"]) == 0
     assert capsys.readouterr().out == whole
+
+
+@pytest.mark.parametrize("bad", [
+    ["q1 Q0 d9 7 1_0 t"],  # Python's float() reads 10.0, polars (and so the in-memory reader) nothing
+    ["q1 Q0 d9 7 \u0661 t"],  # an Arabic-Indic digit one
+    ["q1 Q0 d9 99999999999999999999 1.5 t"],  # a rank past 2^63
+    ["q1 Q0 d9 +7 1.5 t", "q2 Q0 d8 3 high t"],  # +7 is a rank to polars: the score after it is the error
+    ["q1 Q0 d9 seven 1.5 t", "q2 Q0 d8 3 high t"],  # the in-memory reader checks every score before any rank
+    ["q1 Q0 d9 7 high t", "q2 Q0 d8"],  # and every line's columns before any score
+])
+def test_a_bad_line_is_the_one_the_in_memory_reader_names(tmp_path, bad):
+    lines = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
+    lines[4:4] = bad[:1]
+    lines[10:10] = bad[1:]
+    whole, parts = _both_refuse(tmp_path, "\n".join(lines) + "\n")
+    assert str(parts) == str(whole)

@@ -12,6 +12,7 @@ and the judged rows, not with the run's length (bench/RESULTS.md).
 from __future__ import annotations
 
 import math
+import re
 import resource
 import shutil
 import tempfile
@@ -24,7 +25,7 @@ from ragdiff.core import textio
 from ragdiff.core.errors import InputError
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
-from ragdiff.core.runs import RUN_SCHEMA, Run, first_bad_trec_line, ordered_frame, sniff_run_format
+from ragdiff.core.runs import RUN_SCHEMA, Run, ordered_frame, sniff_run_format
 
 ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB
 IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
@@ -215,12 +216,43 @@ def _plain_copy(path: Path, copy: Path, block: int = 4 * 2**20) -> Path:
     return copy
 
 
+# a rank as polars' Int64 parse takes it, and the in-memory reader with it (a sign allowed, ASCII digits only)
+_RANK = re.compile(r"[+-]?[0-9]+")
+
+
 def _bad_line(path: Path) -> InputError:
-    found = first_bad_trec_line(path)
+    """The in-memory reader's refusal of a file polars refused in parts, found by reading it again one line at a
+    time (the in-memory reader would hold the whole file): its first line of too few columns, else its first
+    score that is not a finite number, else its first rank that is not a whole number >= 0 — the order in which
+    the in-memory reader checks the whole file — with its words, by its parse (polars': Python's float() also
+    takes `1_0` and non-ASCII digits, int() ranks past 2^63)."""
+    short = score = rank = None
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            columns = textio.fields(raw.decode("utf-8", errors="replace").removeprefix("\ufeff" if number == 1 else ""))
+            if not columns or columns[0].startswith("#"):
+                continue  # blank, white space only, or a comment: the reader skips it
+            if len(columns) < 6:
+                short = InputError(path, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(columns)}",
+                                   number)
+                break
+            if score is None and not _finite(columns[4]):
+                score = InputError(path, f"score {columns[4]!r} is not a finite number", number)
+            if rank is None and not (_RANK.fullmatch(columns[3]) and 0 <= int(columns[3]) < 2**63):
+                rank = InputError(path, f"rank {columns[3]!r} is not a whole number >= 0 (column 4)", number)
+    found = short or score or rank
     if found is None:  # pragma: no cover - polars refused a file whose lines all read as valid TREC
         return InputError(path, "could not read the run in parts; expected `qid Q0 chunk rank score tag` lines")
-    line, message = found
-    return InputError(path, message, line)
+    return found
+
+
+def _finite(score: str) -> bool:
+    if not score.isascii() or "_" in score:
+        return False
+    try:
+        return math.isfinite(float(score))
+    except ValueError:
+        return False
 
 
 def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, metrics: list[Metric],

@@ -448,28 +448,6 @@ def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
     return True
 
 
-def first_bad_trec_line(path: Path) -> tuple[int, str] | None:
-    """(line, message) of the first line of a TREC run the general reader refuses, read one line at a time,
-    with the general reader's words; None when every line reads."""
-    with Path(path).open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            columns = fields(raw.decode("utf-8", errors="replace").removeprefix("\ufeff" if number == 1 else ""))
-            if not columns or columns[0].startswith("#"):
-                continue  # blank, white space only, or a comment: the reader skips it
-            if len(columns) < 6:
-                return number, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(columns)}"
-            rank, score = columns[3], columns[4]
-            if not (rank.isascii() and rank.isdigit()):
-                return number, f"rank {rank!r} is not a whole number >= 0 (column 4)"
-            try:
-                value = float(score)
-            except ValueError:
-                value = math.nan
-            if not math.isfinite(value):
-                return number, f"score {score!r} is not a finite number"
-    return None
-
-
 def _load_any_trec(path: Path) -> pl.DataFrame:
     text = read_text(path)
     _not_another_format(path, text)
