@@ -137,3 +137,24 @@ def test_more_queries_than_one_radix_digit_holds():
     plain = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True]).with_columns(
         rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("query_id"))
     assert ordered_frame(None, frame, True).equals(plain)
+
+
+def _plain_sort(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True]).with_columns(
+        rank=pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("query_id"))
+
+
+@pytest.mark.parametrize("block", [1, 3, 64, 1 << 16])
+def test_the_blocks_of_whole_queries_give_the_plain_sort(monkeypatch, block):
+    """score_order sorts a block of whole queries at a time (runs._SORT_BLOCK rows): blocks of one query,
+    blocks cut between queries of uneven length, and a query longer than a block (alone in its own)."""
+    import ragdiff.core.runs as runs
+
+    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    rng = random.Random(21)
+    sizes = [1, 2, 5, 70, 3, 1, 130, 9] if block < 1 << 16 else [1, 70_000, 3, 1]
+    rows = [(f"q{rng.randrange(10**6):06d}-{q}", f"c{rng.randrange(10**4):04d}-{i}", float(rng.randrange(6)) - 2.5, 0)
+            for q, size in enumerate(sizes) for i in range(size)]
+    rng.shuffle(rows)
+    frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
+    assert ordered_frame(None, frame.clone(), True).equals(_plain_sort(frame))
