@@ -349,3 +349,36 @@ def test_a_bad_line_is_the_one_the_in_memory_reader_names(tmp_path, bad):
     lines[10:10] = bad[1:]
     whole, parts = _both_refuse(tmp_path, "\n".join(lines) + "\n")
     assert str(parts) == str(whole)
+
+
+_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 12, resource.RLIM_INFINITY))
+from ragdiff.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("separator", [" ", "\t"])  # split as it is / copied first: each write refused
+def test_no_room_for_the_parts_is_said_as_that(tmp_path, separator):
+    """The temporary folder cannot take the parts (or the plain copy): one message naming the folder and what
+    is needed, exit 2 — before, `could not read the run in parts; expected ... lines` (the run is fine) or
+    `cannot write the output` (the report is stdout)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "tmp").mkdir()
+    run = tmp_path / "run.trec"
+    run.write_text("".join(f"q{q}{separator}Q0 d{c} {c} {c / 7:.3f} t\n" for q in range(200) for c in range(1, 100)))
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"), PYTHONDONTWRITEBYTECODE="1")
+    got = subprocess.run([sys.executable, "-c", _FILE_SIZE_LIMIT, "eval", str(run), "--gold",
+                          str(tmp_path / "qrels.txt"), "--low-memory", "--json"], env=env, capture_output=True,
+                         text=True)
+    assert got.returncode == 2 and got.stdout == ""
+    assert got.stderr == (f"ragdiff: {tmp_path / 'tmp'}: cannot write the run's parts here (File too large); reading "
+                          "a run in parts needs about as much free space in the temporary folder as the run (TMPDIR "
+                          "chooses the folder)\n")
+    assert os.listdir(tmp_path / "tmp") == []  # nothing left behind

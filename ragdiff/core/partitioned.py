@@ -11,7 +11,9 @@ and the judged rows, not with the run's length (bench/RESULTS.md).
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import re
 import resource
 import shutil
@@ -107,10 +109,25 @@ def split(path: Path, gold: Gold, rows_per_part: int = ROWS_PER_PART, folder: Pa
                     part=(query.hash(seed=_HASH_SEED) % count).cast(pl.UInt32)))
     try:
         lazy.sink_parquet(pl.PartitionBy(folder, key="part", include_key=False), mkdir=True)
-    except Exception:  # polars refused a line (ragged, not a number, a doubled space): see evaluate_partitioned
+    except Exception as err:  # polars refused a line (ragged, not a number), or could not write the parts
         shutil.rmtree(folder, ignore_errors=True)
-        raise _Refused from None
+        raise (_no_room(folder.parent, err) or _Refused()) from None
     return Parts(folder=folder, parts=sorted(p for p in folder.iterdir() if p.is_dir()))
+
+
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})  # the disk full, a quota, a file-size limit
+
+
+def _no_room(folder: Path, err: Exception) -> InputError | None:
+    """The parts or the plain copy could not be written for want of room: said as that, naming the folder —
+    not as a bad line of the run, nor as the report's own output lost. None for any other failure."""
+    found = re.search(r"\(os error (\d+)\)", str(err))  # polars says an OSError so: "... (os error 28)"
+    number = err.errno if isinstance(err, OSError) else int(found.group(1)) if found else None
+    if number not in _NO_ROOM:
+        return None
+    return InputError(folder, f"cannot write the run's parts here ({os.strerror(number)}); reading a run in parts "
+                              "needs about as much free space in the temporary folder as the run (TMPDIR chooses "
+                              "the folder)")
 
 
 class _Refused(Exception):
@@ -268,7 +285,10 @@ def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, m
     path = Path(path)
     args = (gold, settings, metrics, keep_first, name, rows_per_part, folder, bounds)
     with tempfile.TemporaryDirectory(prefix="ragdiff-plain-", dir=folder) as tmp:
-        copy = None if _is_tidy(path) else _plain_copy(path, Path(tmp) / path.name)
+        try:
+            copy = None if _is_tidy(path) else _plain_copy(path, Path(tmp) / path.name)
+        except OSError as err:
+            raise (_no_room(Path(tmp).parent, err) or err) from None
         try:
             return _evaluate_parts(path, copy, *args)
         except _Refused:
