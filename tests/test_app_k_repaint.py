@@ -18,7 +18,7 @@ from test_app_pilot import sample_app
 
 START = 5
 KEY = {"+": "plus", "-": "minus", "]": "right_square_bracket", "[": "left_square_bracket", "s": "s",
-       "f": "f", "tab": "tab", "j": "j"}
+       "f": "f", "tab": "tab", "j": "j", "o": "o"}
 
 
 def _blank_status(app, lines: list[str]) -> list[str]:
@@ -44,7 +44,7 @@ async def after_keys(folder, size, keys: str, before: str = ""):
         await send_keys(pilot, *[KEY[key] for key in keys.split()])
         await settle(pilot)
         place = {"k": app.model.k, "query": app.selected_query, "sort": app.sort_key, "filter": app.filter_key,
-                 "focus": app.focused.id if app.focused else None, "scrolls": _scrolls(app),
+                 "focus": app.focused.id if app.focused else None, "scrolls": _scrolls(app), "active": app.active_side,
                  "cursors": {side: app.query_one(f"#list-{side}", RankedList).cursor for side in "ab"}}
         lines = _blank_status(app, screen_lines(app))
         status = "".join(widget_lines(app, app.query_one("#status")))
@@ -65,6 +65,8 @@ async def fresh(folder, size, place):
         queries.move_to(queries.ids.index(place["query"]))
         for side, cursor in place["cursors"].items():
             app.query_one(f"#list-{side}", RankedList).move_to(cursor)
+        if app.active_side != place["active"]:
+            app.action_other_run()
         if place["focus"]:
             app.focus_now(app.query_one(f"#{place['focus']}"))
         await settle(pilot)
@@ -81,6 +83,7 @@ PLANS = [
     ("s", "+ - - +"),  # sorted by Δ reciprocal rank: the delta column changes with k
     ("tab j j", "+ + ] - +"),  # list A focused with its cursor moved, a query change inside the burst
     ("] ] ] ]", "- - + [ -"),  # a query further down the list
+    ("", "+ o + - o o +"),  # the run lists switched (below 100 columns they take turns: one is hidden)
 ]
 
 

@@ -135,14 +135,15 @@ class Ranked:
         two rows of one rank), else one searchsorted over every row (~0.4 ms at 10,000 queries × 100)."""
         if k is None or k >= self.span:
             return self.lengths
-        counts = self._counts
+        counts = self._counts  # read with get only: a worker thread may drop a k from it meanwhile
         found = counts.get(k)
         if found is not None:
             return found
-        if k - 1 in counts and self._distinct():
-            found = self._step_up(counts[k - 1], k)
-        elif k + 1 in counts and self._distinct():
-            found = self._step_down(counts[k + 1], k)
+        below, above = counts.get(k - 1), counts.get(k + 1)
+        if below is not None and self._distinct():
+            found = self._step_up(below, k)
+        elif above is not None and self._distinct():
+            found = self._step_down(above, k)
         else:
             cut = np.arange(len(self.starts), dtype=np.int64) * self.span + k
             found = np.searchsorted(self.keys, cut, side="right") - self.starts
@@ -373,10 +374,12 @@ class ByK:
             raise ValueError("ByK scores at another k or depth only, not other settings")
         metrics = list(dict.fromkeys(metrics))
         scored = self._scored
+        # what this call reads, taken from the kept columns with get (a worker thread may drop one meanwhile)
+        mine = {m: kept for m in metrics if (kept := scored.get(m)) is not None}
         columns: dict[str, object] = {}
         known, other = [], []
         for m in metrics:
-            if m in scored:
+            if m in mine:
                 continue
             found = {}
             for make in (*m.spec.aggs, *m.spec.ideal):
@@ -402,15 +405,15 @@ class ByK:
             values = table.select(*[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in known])
             for m in known:
                 column = values.get_column(m.name)
-                scored[m] = (column, core._mean(column))
+                mine[m] = scored[m] = (column, core._mean(column))
         missing = [m for m in other if m.name not in self._fixed]
         if missing:
             values = core.per_query_values(self.prepared, missing, settings)
             self._fixed.update({m.name: values.get_column(m.name) for m in missing})
         for m in other:
-            scored[m] = (self._fixed[m.name], core._mean(self._fixed[m.name]))
-        per_query = pl.DataFrame([self.queries, *(scored[m][0] for m in metrics)])
-        means = {m.name: scored[m][1] for m in metrics}
+            mine[m] = scored[m] = (self._fixed[m.name], core._mean(self._fixed[m.name]))
+        per_query = pl.DataFrame([self.queries, *(mine[m][0] for m in metrics)])
+        means = {m.name: mine[m][1] for m in metrics}
         while len(scored) > _KEPT_METRICS:  # the oldest first, not one asked for now
             oldest = next((m for m in list(scored) if m not in metrics), None)
             if oldest is None:
