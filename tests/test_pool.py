@@ -205,3 +205,40 @@ def test_the_widest_id_is_measured_once_and_kept_by_add(lesson):
     queue.add("q1", "a-chunk-found-by-searching-the-corpus")
     assert queue.widest_id(cells) == (len("a-chunk-found-by-searching-the-corpus"), rank)
     assert len(calls) == measured + 1
+
+
+def _python_order(queue):
+    """The queue order by the rule one judgment at a time (is_judged): per query the pool order (best rank
+    across the runs, then the chunks more runs hold, then by id), unjudged before judged, stable."""
+    out = {}
+    for qid in queue.queries:
+        pooled = sorted(queue.entries[qid], key=lambda e: (min(r for r in e.ranks if r is not None),
+                                                            -sum(r is not None for r in e.ranks), e.chunk_id))
+        out[qid] = [e.chunk_id for e in sorted(pooled, key=lambda e: queue.is_judged(qid, e.chunk_id))]
+    return out
+
+
+@pytest.mark.parametrize("gold_text, name", [
+    # qrels: a negative grade is unjudged, 0 is judged; a query the gold set lacks (q9) is not pooled
+    ("q1 0 c1 1\nq1 0 c2 -1\nq1 0 c3 0\nq1 0 c6 -2\nq2 0 d1 0\nq2 0 d4 3\n", "gold.qrels"),
+    # YAML: a draft is not a person's judgment
+    ("queries:\n  - id: q1\n    text: one\n    gold: [c1, c4]\n    drafted: {c2: 1, c5: 0}\n"
+     "  - id: q2\n    text: two\n    not_relevant: [d2]\n    evidence: [d3]\n", "gold.yaml"),
+])
+def test_the_built_order_and_counts_follow_the_one_judgment_rule(tmp_path, gold_text, name):
+    """build sorts and counts with polars; each query's order and count equal the rule applied one judgment at
+    a time (JudgeQueue.is_judged, vocab.kind_of) and a walk over the pool."""
+    (tmp_path / name).write_text(gold_text)
+    (tmp_path / "a.trec").write_text("".join(f"{q} Q0 {c} {r} {9 - r} a\n" for q, cs in
+                                             (("q1", "c1 c2 c3 c4 c5"), ("q2", "d1 d2 d3 d4"), ("q9", "e1 e2"))
+                                             for r, c in enumerate(cs.split(), start=1)))
+    (tmp_path / "b.trec").write_text("".join(f"{q} Q0 {c} {r} {9 - r} b\n" for q, cs in
+                                             (("q1", "c5 c4 c6 c1"), ("q2", "d4 d5 d1"))
+                                             for r, c in enumerate(cs.split(), start=1)))
+    runs = [load_run(tmp_path / "a.trec"), load_run(tmp_path / "b.trec")]
+    queue = JudgeQueue.build(runs, load_gold(tmp_path / name), depth=4)
+    assert queue.queries == ["q1", "q2"]
+    assert {q: [e.chunk_id for e in queue.entries[q]] for q in queue.queries} == _python_order(queue)
+    assert {q: queue.query_progress(q) for q in queue.queries} == {q: _walked(queue, q) for q in queue.queries}
+    assert any(queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])
+    assert any(not queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])

@@ -57,22 +57,29 @@ class JudgeQueue:
     flagged: set[tuple[str, str]] = field(default_factory=set)
     # decisions sent to the writer whose Change has not come back: the queue moves past them at once
     _in_flight: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
-    # the progress, kept as decisions come (never walked again): each query's pooled chunks, how many of them
-    # are done (judged or in flight), and the sums over the pool
-    _pooled: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
-    _done: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    # the progress, kept as decisions come (never walked again): per query its pooled chunks and how many of
+    # them are done (judged or in flight), and the sums over the pool; `build` counts them with polars, a queue
+    # made otherwise walks its entries once, at the first read
+    _size: dict[str, int] | None = field(default=None, init=False, repr=False)
+    _done: dict[str, int] | None = field(default=None, init=False, repr=False)
     _judged: int = field(default=0, init=False, repr=False)
     _total: int = field(default=0, init=False, repr=False)
     # the widest chunk id as the screen measures it (`widest_id`), kept with the queue from one opening to the next
     _cells: Callable[[str], int] | None = field(default=None, init=False, repr=False)
     _widest: tuple[int, int] | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        for qid in self.queries:
-            pooled = self._pooled[qid] = {e.chunk_id for e in self.entries.get(qid, ()) if e.pooled}
-            done = self._done[qid] = sum(self.is_done(qid, chunk) for chunk in pooled)
-            self._judged += done
-            self._total += len(pooled)
+    def _counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        if self._done is None:
+            size, done = {}, {}
+            for qid in self.queries:
+                pooled = [e.chunk_id for e in self.entries.get(qid, ()) if e.pooled]
+                size[qid], done[qid] = len(pooled), sum(self.is_done(qid, chunk) for chunk in pooled)
+            self._set_counts(size, done)
+        return self._size, self._done
+
+    def _set_counts(self, size: dict[str, int], done: dict[str, int]) -> None:
+        self._size, self._done = size, done
+        self._total, self._judged = sum(size.values()), sum(done.values())
 
     # ---- building ----------------------------------------------------------------------------------------
 
@@ -86,29 +93,40 @@ class JudgeQueue:
             # a qrels gold set and runs without query text: no text ("" — never the id standing in for it)
             texts[qid] = text if text is not None else next(
                 (run.query_text[qid] for run in runs if qid in run.query_text), "")
-        labels = {(q, c): (lv, g) for q, c, lv, g in
-                  gold.judgments.select("query_id", "chunk_id", "level", "grade").iter_rows()}
+        judgments = gold.judgments.select("query_id", "chunk_id", "level", "grade")
+        drafts = gold.drafts.select("query_id", "chunk_id", "grade")
+        labels = {(q, c): (lv, g) for q, c, lv, g in judgments.iter_rows()}
         # a model's proposals: shown as such, still waiting for a person (is_judged says no)
-        labels.update(((q, c), (vocab.DRAFTED, g)) for q, c, g in
-                      gold.drafts.select("query_id", "chunk_id", "grade").iter_rows())
+        labels.update(((q, c), (vocab.DRAFTED, g)) for q, c, g in drafts.iter_rows())
+        # the same rule as is_judged over frames (vocab.kind_of): a judged kind with no negative grade (the
+        # reader refuses a pair judged twice, and a draft of a judged chunk)
+        judged_levels = [name for name, kind in vocab.KINDS.items() if kind.judged]
+        judged = (judgments.filter(pl.col("level").is_in(judged_levels) & ~(pl.col("grade") < 0).fill_null(False))
+                  .select("query_id", "chunk_id", judged=pl.lit(True)))
         frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
-        # the pool: every run's top `depth`, each chunk once per query
-        pool = pl.concat([f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames]).unique()
+        # the pool: every run's top `depth`, each chunk once per query (a run's query the gold set lacks is not
+        # judged here)
+        pool = (pl.concat([f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames])
+                .unique().filter(pl.col("query_id").is_in(queries)))
+        keys = pool.select("query_id", "chunk_id")
         for i, frame in enumerate(frames):  # each pooled chunk's rank in each run, at any depth
-            best = frame.group_by("query_id", "chunk_id").agg(pl.col("rank").min().alias(f"rank_{i}"))
+            best = (frame.join(keys, on=["query_id", "chunk_id"], how="semi")  # the pool's rows only, then grouped
+                    .group_by("query_id", "chunk_id").agg(pl.col("rank").min().alias(f"rank_{i}")))
             pool = pool.join(best, on=["query_id", "chunk_id"], how="left")
         rank_cols = [f"rank_{i}" for i in range(len(frames))]
-        pool = pool.with_columns(
+        # per query: unjudged first, then the judged ones; each part best rank across the runs first, then the
+        # chunks more runs hold, then by id
+        pool = pool.join(judged, on=["query_id", "chunk_id"], how="left").with_columns(
+            pl.col("judged").fill_null(False),
             best=pl.min_horizontal(rank_cols), runs=pl.sum_horizontal([pl.col(c).is_not_null() for c in rank_cols]),
-        ).sort(["query_id", "best", "runs", "chunk_id"], descending=[False, False, True, False])
+        ).sort(["query_id", "judged", "best", "runs", "chunk_id"], descending=[False, False, False, True, False])
         entries: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
-            qid, chunk, ranks = row[0], row[1], tuple(row[2:])
-            if qid in entries:  # a run's query the gold set lacks is not judged here
-                entries[qid].append(Entry(chunk, ranks))
+            entries[row[0]].append(Entry(row[1], tuple(row[2:])))
         queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, set(flagged or ()))
-        for qid in queries:  # unjudged first, in pool order; then the judged ones
-            queue.entries[qid] = sorted(entries[qid], key=lambda e: queue.is_judged(qid, e.chunk_id))
+        counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
+        queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
+                          {q: counts.get(q, (0, 0))[1] for q in queries})
         return queue
 
     # ---- reading -----------------------------------------------------------------------------------------
@@ -145,10 +163,12 @@ class JudgeQueue:
 
     def progress(self) -> tuple[int, int]:
         """(done, pooled) over the whole pool: the `N/M judged` line (done: judged or in flight)."""
+        self._counts()
         return self._judged, self._total
 
     def query_progress(self, query_id: str) -> tuple[int, int]:
-        return self._done.get(query_id, 0), len(self._pooled.get(query_id, ()))
+        size, done = self._counts()
+        return done.get(query_id, 0), size.get(query_id, 0)
 
     def widest_id(self, cells: Callable[[str], int]) -> tuple[int, int]:
         """(the widest chunk id as `cells` measures it, the largest rank of a pooled chunk): measured over the
@@ -232,12 +252,13 @@ class JudgeQueue:
     @contextmanager
     def _counting(self, query_id: str, chunk_id: str):
         """Keep the progress counts across one change of a chunk's state (pooled chunks only count)."""
-        pooled = chunk_id in self._pooled.get(query_id, ())
+        _, done = self._counts()
+        pooled = any(e.pooled and e.chunk_id == chunk_id for e in self.entries.get(query_id, ()))
         was = pooled and self.is_done(query_id, chunk_id)
         yield
         if pooled:
             step = self.is_done(query_id, chunk_id) - was
-            self._done[query_id] += step
+            done[query_id] += step
             self._judged += step
 
     def add(self, query_id: str, chunk_id: str) -> Position:
