@@ -314,3 +314,34 @@ async def test_the_queue_takes_each_outcome_once_whichever_screen_is_up(lesson, 
 def judge_app_of(lesson) -> JudgeApp:
     return JudgeApp(JudgeInputs(runs=[lesson["a"], lesson["b"]], gold=lesson["gold"], corpus=lesson["corpus"],
                                 reviewer="tester"))
+
+
+async def test_a_decision_that_changes_nothing_is_one_complete_journal_line(lesson, settled):
+    """x on a chunk already judged not relevant (revisited with n) saves nothing: it is journaled as what it is,
+    one mark line with noop: true and no "saved" after it (nothing was saved), and every reader takes it as
+    complete — no recovery note at the next start, `labels log` says no change, `labels stale` counts the look,
+    and the queue does not keep it in flight."""
+    from datetime import datetime, timezone
+
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels import LabelFile
+    from ragdiff.core.provenance import NO_CHANGE, history
+    from ragdiff.core.stale import CorpusCheck, stale_queries
+
+    app = judge_app_of(lesson)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        queue = screen.queue
+        assert screen.position.query == 0 and queue.label_of("q1", "policy-9")[0] == "not_relevant"
+        steps = [e.chunk_id for e in queue.entries["q1"]].index("policy-9") - screen.position.entry
+        await type_fast(pilot, *["n"] * steps, "x")
+        assert not queue.in_flight and queue.is_judged("q1", "policy-9")
+        assert "already not relevant" in str(screen.query_one("#judge-status").render())
+    records = journal(lesson["gold"])
+    assert [r["type"] for r in records] == ["mark"] and records[0]["noop"] is True
+    assert (records[0]["query"], records[0]["chunk"], records[0]["label"]) == ("q1", "policy-9", "not_relevant")
+    assert LabelFile(lesson["gold"]).recovery_notes == []
+    assert [e.status for e in history(lesson["gold"])] == [NO_CHANGE]
+    today = datetime.now(timezone.utc).date()
+    stale = stale_queries(load_gold(lesson["gold"]), history(lesson["gold"]), today, 30, CorpusCheck(None, None, None))
+    assert "q1" not in {q.query_id for q in stale} and {"q2", "q3"} <= {q.query_id for q in stale}

@@ -9,9 +9,15 @@ returns. A write of the label file is bracketed by two lines:
   sha256 of the file before and after, and a line patch that turns one into the other);
 - a ``"type": "saved"`` line written AFTER the rename (or ``"failed"`` when the write failed).
 
-An op with neither is *unconfirmed*: the program stopped between the two. On the next start the label file
-itself says which way it went (its sha256 is the op's ``before_sha256`` or ``after_sha256``), see
-``LabelFile``. Nothing is ever rewritten or deleted here; a torn last line (a crash mid-append) is skipped.
+A mark that changed nothing (the chunk already had that judgment) writes nothing, so it has no such bracket:
+it is one ``"type": "mark"`` line with ``"noop": true`` (before and after the same), complete as it stands —
+`replay` takes it as saved, `labels log` shows it as "no change", `u` skips it, and `labels stale` counts it
+as a person having read the query (why it is journaled at all). No "saved" line follows it: nothing was saved.
+
+An op with neither (a no-op mark aside) is *unconfirmed*: the program stopped between the two. On the next
+start the label file itself says which way it went (its sha256 is the op's ``before_sha256`` or
+``after_sha256``), see ``LabelFile``. Nothing is ever rewritten or deleted here; a torn last line (a crash
+mid-append) is skipped.
 """
 
 from __future__ import annotations
