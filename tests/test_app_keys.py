@@ -38,8 +38,13 @@ async def type_fast(pilot, *keys: str) -> None:
 
 async def send_keys(pilot, *keys: str) -> None:
     """Queue every key at once and wait until the app has taken them all (the writes may still be going)."""
-    app = pilot.app
-    start = app.keys_done
+    start = pilot.app.keys_done
+    post_keys(pilot.app, *keys)
+    await keys_taken(pilot, start + len(keys))
+
+
+def post_keys(app, *keys: str) -> None:
+    """Hand every key to the terminal driver at once and return at once (the app takes them when it can)."""
     for key in keys:
         character = key if len(key) == 1 else " " if key == "space" else None
         if len(key) == 1 and not key.isalnum():
@@ -47,11 +52,16 @@ async def send_keys(pilot, *keys: str) -> None:
         event = events.Key(key, character)
         event.set_sender(app)
         app._driver.send_message(event)
+
+
+async def keys_taken(pilot, count: int) -> None:
+    """Wait until the app has taken `count` keys in all (their actions have run)."""
+    app = pilot.app
     for _ in range(3000):  # 30 s: a loaded machine (the suite beside six other engineers) is slow
-        if app.keys_done >= start + len(keys):
+        if app.keys_done >= count:
             break
         await pilot.pause(0.01)
-    assert app.keys_done == start + len(keys), "the app did not take every key"
+    assert app.keys_done == count, "the app did not take every key"
 
 
 def journal(gold) -> list[dict]:

@@ -34,8 +34,8 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
-from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, UnjudgedReady,
-                                  VerdictsReady, ViewReady)
+from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, QueueBuilt,
+                                  UnjudgedReady, VerdictsReady, ViewReady)
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
@@ -167,6 +167,7 @@ class ReviewApp(OrderedKeysApp):
         self._views_timer = None
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
+        self._judge_backlog: list[MarkDone] | None = None  # while it is built: the outcomes that come meanwhile
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
@@ -806,6 +807,8 @@ class ReviewApp(OrderedKeysApp):
             from ragdiff.app.judge import apply_outcome
 
             apply_outcome(self._judge_queue, message)
+        elif self._judge_backlog is not None:  # being built from the gold set as it was at J: applied after
+            self._judge_backlog.append(message)
         changed = [c for c in message.changes if c.saved]
         if changed and self.model is not None:
             for change in changed:  # the model takes the one judgment each; nothing is read from disk
@@ -826,20 +829,47 @@ class ReviewApp(OrderedKeysApp):
         self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
 
     def action_judge(self) -> None:
-        """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen."""
-        from ragdiff.app.judge import JudgeScreen
-        from ragdiff.core.pool import JudgeQueue, read_flags
+        """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
+        it in a worker (1-2 s at 10,000 queries); the keys typed meanwhile are held and then act on the queue's
+        screen, in order, as if it had opened at once."""
+        from ragdiff.app.judge import build_queue
 
         model = self.model
         if model is None:
             return
-        queue = self._judge_queue
-        if queue is None:  # once (1-3 s at 10,000 queries); every mark since is applied to it (on_mark_done)
-            queue = self._judge_queue = JudgeQueue.build([model.run_a, model.run_b], model.gold, JUDGE_POOL,
-                                                         read_flags(self.inputs.gold))
-        self.push_screen(JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready else None,
-                                     self.inputs.gold.name, start_query=self.selected_query),
-                         lambda _: self._back_from_judging())
+        if self._judge_queue is not None:
+            self._open_judge(self._judge_queue, self.selected_query)
+            return
+        if self._judge_backlog is not None:  # already being built
+            return
+        self._judge_backlog = []
+        self.hold_keys()
+        self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
+        self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
+                                self.selected_query, self.post_message),
+                        thread=True, group="judge-queue", exit_on_error=False)
+
+    async def on_queue_built(self, message: QueueBuilt) -> None:
+        from ragdiff.app.judge import apply_outcome
+
+        backlog, self._judge_backlog = self._judge_backlog or [], None
+        if message.queue is None:
+            dropped = self.drop_held_keys()
+            self.set_status(Text(clean(message.error or "cannot build the judging queue") +
+                                 (f" · {dropped} keys typed meanwhile not used" if dropped else ""), style="bold red"))
+            return
+        self._judge_queue = message.queue
+        for outcome in backlog:  # what the writer said while the queue was built, in order
+            apply_outcome(message.queue, outcome)
+        await self._open_judge(message.queue, message.start_query)
+        await self.release_keys()
+
+    def _open_judge(self, queue, start_query: str | None):
+        from ragdiff.app.judge import JudgeScreen
+
+        return self.push_screen(JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready
+                                            else None, self.inputs.gold.name, start_query=start_query),
+                                lambda _: self._back_from_judging())
 
     def _back_from_judging(self) -> None:
         if self._stale and self.model is not None:

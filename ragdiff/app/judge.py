@@ -26,7 +26,7 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
-from ragdiff.app.messages import LoadFailed, MarkDone
+from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.widgets.chunk_view import ChunkView
@@ -455,6 +455,20 @@ class HitsScreen(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
+    """The review's judging queue, on a worker thread: `runs` and `gold` are the review model's as they were
+    when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
+    arrive meanwhile are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt."""
+    from ragdiff.core.pool import read_flags
+
+    try:
+        queue = JudgeQueue.build(runs, gold, pool, read_flags(label_path))
+    except Exception as err:  # noqa: BLE001 - said on the status line, never a traceback on screen
+        post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(err).__name__}: {err}"))
+        return
+    post(QueueBuilt(queue, start_query))
 
 
 def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:

@@ -34,19 +34,48 @@ class OrderedKeysApp(App[int]):
         super().__init__()
         self.keys_seen = 0  # keys received (a grade digit refines a `g` only as the very next key)
         self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
+        self._held: list[events.Key] | None = None  # keys waiting for a screen still being made (hold_keys)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
-            self.keys_seen += 1
-            try:
-                if not self.take_key(event):
-                    await super().on_event(event)
-            finally:
-                self.keys_done += 1
+            if self._held is not None:
+                self._held.append(event)
+                return
+            await self._take_key_event(event)
             return
         if isinstance(event, events.Paste) and not event.is_forwarded and self.take_paste(event.text):
             return
         await super().on_event(event)
+
+    async def _take_key_event(self, event: events.Key) -> None:
+        self.keys_seen += 1
+        try:
+            if not self.take_key(event):
+                await super().on_event(event)
+        finally:
+            self.keys_done += 1
+
+    # ---- keys for a screen that is still being made (the judging queue built in a worker) -----------------
+
+    def hold_keys(self) -> None:
+        """From now on keys wait, in arrival order, until `release_keys` (they are meant for a screen a worker
+        is still making: acting on the screen below, `x` would mark the review's chunk instead)."""
+        if self._held is None:
+            self._held = []
+
+    async def release_keys(self) -> None:
+        """The held keys, each whole and in order, on the screen now up; keys arriving meanwhile queue behind
+        them (this runs inside one message handler, so the app takes no other message until it ends)."""
+        held, self._held = self._held or [], None
+        for event in held:
+            await self._take_key_event(event)
+
+    def drop_held_keys(self) -> int:
+        """Forget the held keys (the screen they were meant for could not be made); how many there were."""
+        held, self._held = self._held or [], None
+        self.keys_seen += len(held)
+        self.keys_done += len(held)
+        return len(held)
 
     def take_key(self, event: events.Key) -> bool:
         """True when the key was taken (typed into a search line); the active screen may take it too."""

@@ -71,3 +71,12 @@ class MarkDone(Message):
     changes: list = field(default_factory=list)  # ragdiff.core.labels.Change, in the order they were made
     target: Any = None  # the session.Target of a mark or flag (set also when it failed)
     undo: bool = False  # the job was `u`
+
+
+@dataclass
+class QueueBuilt(Message):
+    """The judging queue (J) built in a worker, for the query on screen when J was pressed; or why not."""
+
+    queue: Any  # ragdiff.core.pool.JudgeQueue, None when it failed
+    start_query: str | None
+    error: str | None = None
