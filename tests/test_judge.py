@@ -345,3 +345,16 @@ async def test_a_decision_that_changes_nothing_is_one_complete_journal_line(less
     today = datetime.now(timezone.utc).date()
     stale = stale_queries(load_gold(lesson["gold"]), history(lesson["gold"]), today, 30, CorpusCheck(None, None, None))
     assert "q1" not in {q.query_id for q in stale} and {"q2", "q3"} <= {q.query_id for q in stale}
+
+
+async def test_a_decision_saved_under_help_shows_when_help_closes(lesson, settled):
+    """x then ? in the queue inside the review: the save came back while ? was up, and the review handed it to
+    the screen on top (help) only — the queue's screen still said 'saving …' when ? closed."""
+    async with queue_in_review(lesson, settled) as (app, pilot, screen):
+        qid, entry = screen.queue.entry_at(screen.position)
+        await type_fast(pilot, "x", "question_mark")
+        await settled(pilot)
+        await type_fast(pilot, "escape")
+        assert app.screen is screen
+        said = str(screen.query_one("#judge-status").render())
+        assert "saved to gold.yaml" in said and "saving" not in said, said

@@ -820,8 +820,11 @@ class ReviewApp(OrderedKeysApp):
             if self._views_timer is not None:
                 self._views_timer.stop()
             self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
-        if not self.on_review:  # a mark made in the judging queue: it shows it; the review catches up after
-            getattr(self.screen, "mark_done", lambda message: None)(message)
+        # a mark made in the judging queue: it shows it (also under ? opened over it); the review catches up after
+        judge = next((screen for screen in self.screen_stack[1:] if hasattr(screen, "mark_done")), None)
+        if judge is not None:
+            judge.mark_done(message)
+        if not self.on_review:
             self._stale = self._stale or bool(changed)
             return
         if changed and self.model is not None:
