@@ -357,3 +357,32 @@ def test_runs_evaluated_side_by_side_are_each_evaluated_alone(tmp_path, threads)
         assert {n: (b.value, b.unjudged, b.per_query.to_list()) for n, b in ev.bounds.items()} == \
                {n: (b.value, b.unjudged, b.per_query.to_list()) for n, b in alone.bounds.items()}
         assert ev.queries == alone.queries
+
+
+@pytest.mark.parametrize("how", ["inner", "semi"])
+@pytest.mark.parametrize("pair_hash", ["real", "all collide", "chunk only"])
+def test_rows_of_pairs_is_the_join_on_both_columns_in_the_rows_order(monkeypatch, how, pair_hash):
+    """rows_of_pairs finds rows by a hash of (query, chunk) before it joins: whatever that hash lets through
+    (everything, when every pair collides; every row of a labelled chunk, when it hashes the chunk alone), the
+    result is the join on both columns, in the rows' order."""
+    import random
+
+    import polars as pl
+
+    import ragdiff.core.metrics as metrics_mod
+
+    if pair_hash == "all collide":
+        monkeypatch.setattr(metrics_mod, "_pair_hash", lambda: pl.lit(7, dtype=pl.UInt64))
+    elif pair_hash == "chunk only":
+        monkeypatch.setattr(metrics_mod, "_pair_hash", lambda: pl.col("chunk_id").hash(seed=1))
+    rng = random.Random(5)
+    rows = pl.DataFrame({"query_id": [f"q{rng.randrange(40)}" for _ in range(3_000)],
+                         "chunk_id": [f"c{rng.randrange(300)}" for _ in range(3_000)],
+                         "rank": list(range(1, 3_001))}).unique(["query_id", "chunk_id"], maintain_order=True)
+    pairs = pl.DataFrame({"query_id": [f"q{rng.randrange(45)}" for _ in range(500)],
+                          "chunk_id": [f"c{rng.randrange(320)}" for _ in range(500)]}).unique()
+    pairs = pairs.with_columns(grade=pl.int_range(pl.len()) % 4)
+    got = metrics_mod.rows_of_pairs(rows, pairs, how=how)
+    expected = rows.join(pairs, on=["query_id", "chunk_id"], how=how, maintain_order="left")
+    assert got.height > 20
+    assert got.equals(expected)
