@@ -435,10 +435,17 @@ def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") ->
     labels a good part of the corpus: at 10,000 queries over 200,000 chunks it let 5.3M of a 10M-line run's
     rows through to the join (a million lines: 80,000). The hashes are taken by the streaming engine, a batch
     at a time: hashed whole, the two evaluations' 8-byte hashes of every row raised the 1M diff's peak by
-    ~17 MiB; streamed, the peak is as before and the 10M pair's fell 1,830 -> 1,390 MiB (bench/RESULTS.md)."""
+    ~17 MiB; streamed, the peak is as before and the 10M pair's fell 1,830 -> 1,390 MiB (bench/RESULTS.md).
+    The streaming engine does not promise to hand its batches back in order: each row carries its number
+    through the filter and the few that pass are put back in `rows`' order by it (tests/test_metrics.py)."""
     keys = pairs.select(_pair_hash()).to_series().implode()
-    return (rows.lazy().filter(_pair_hash().is_in(keys)).collect(engine="streaming")
-            .join(pairs, on=["query_id", "chunk_id"], how=how, maintain_order="left"))
+    found = (rows.lazy().with_row_index(_ROW).filter(_pair_hash().is_in(keys)).collect(engine="streaming"))
+    if not found.get_column(_ROW).is_sorted():
+        found = found.sort(_ROW)
+    return found.drop(_ROW).join(pairs, on=["query_id", "chunk_id"], how=how, maintain_order="left")
+
+
+_ROW = "__ragdiff_row"  # rows_of_pairs' row numbers (a name no input column has)
 
 
 def _pair_hash() -> pl.Expr:
