@@ -158,3 +158,20 @@ def test_the_blocks_of_whole_queries_give_the_plain_sort(monkeypatch, block):
     rng.shuffle(rows)
     frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
     assert ordered_frame(None, frame.clone(), True).equals(_plain_sort(frame))
+
+
+@pytest.mark.parametrize("block", [3, 64])
+def test_more_queries_than_one_radix_digit_in_small_blocks(monkeypatch, block):
+    """Past 65,536 queries (the two-digit radix grouping) with blocks of a few whole queries: 70,000 query ids
+    whose byte order is not the order first seen, lists of 1 to 5 rows (a block of 3 rows holds one to three
+    queries; a 5-row query is alone in its own), tied scores broken by the chunk id — the plain sort's rows."""
+    import ragdiff.core.runs as runs
+
+    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    rng = random.Random(12)
+    queries = [f"q{n:09d}" for n in rng.sample(range(10**9), 70_000)]
+    rows = [(q, f"c{rng.randrange(10**5):05d}-{j}", float(rng.randrange(3)), 0)
+            for q in queries for j in range(rng.choice((1, 1, 2, 3, 5)))]
+    rng.shuffle(rows)
+    frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
+    assert ordered_frame(None, frame.clone(), True).equals(_plain_sort(frame))
