@@ -174,7 +174,9 @@ def bootstrap_ci(diffs, resamples: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED
     metrics, n = d.shape
     rows = _block_rows(n)
     means = np.empty((metrics, resamples), dtype=np.float64)
-    # the draws come in blocks of `rows` resamples (the stream, so the numbers, depend on that); each block is
+    # the draws come in blocks of `rows` resamples (to bound the index buffer; the indices do not depend on the
+    # block size: numpy draws each below 2^32 from a 32-bit word and keeps a spare half of a 64-bit one for the
+    # next call — only the sign test's int8 bits depend on their blocks, tests/test_stats.py); each block is
     # gathered a few resamples at a time for every metric at once into one buffer that stays in a core's cache
     # (~1 MB), where a whole block per metric went out to memory and back. Each resample's mean is the same
     # sum of the same values in the same order: the same numbers. mode="clip" only skips take's bounds check
