@@ -6,7 +6,7 @@ APP := $(VENV)/.installed-app
 STAMP := $(VENV)/.installed
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test sample bench screenshots clean
+.PHONY: demo test test-floor sample bench screenshots clean
 
 $(PY):
 	@echo "make: creating $(VENV) (first run only)"
@@ -28,6 +28,10 @@ demo: $(APP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# the suite with every dependency at the floor pyproject.toml promises, in .venv-floor/ (not part of `make test`)
+test-floor:
+	python3 scripts/test_floor.py
+
 screenshots: $(STAMP)
 	$(PY) scripts/make_screenshots.py
 
@@ -43,4 +47,4 @@ bench: $(STAMP)
 	$(PY) bench/run_bench.py
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) .venv-floor
