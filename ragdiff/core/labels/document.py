@@ -170,9 +170,13 @@ class LabelDoc:
         the queries frame."""
         from ragdiff.core.textio import text_frame
 
+        # no tags at all (a qrels file): one empty list repeated, where 10,000 of them built by polars from
+        # Python lists held the GIL for ~30-60 ms of the review's loading
+        tags = ([self.tags.get(q, []) for q in self.order] if any(self.tags.values()) else
+                pl.Series("tags", [[]], dtype=QUERY_DETAILS["tags"]).new_from_index(0, len(self.order)))
         return text_frame(self.path, {
             "query_id": self.order,
-            "tags": [self.tags.get(q, []) for q in self.order],
+            "tags": tags,
             "retrieval": [self.retrieval.get(q, True) for q in self.order],
             "reviewed": [self.reviewed.get(q) for q in self.order],
         }, QUERY_DETAILS)
