@@ -13,6 +13,12 @@ with Pilot at 140×40, and measures inside the app's process:
 
     .venv/bin/python bench/bench_review.py [--queries 10000] [--depth 100] [--presses 50]
     .venv/bin/python bench/bench_review.py --pair bench/data/1000x1000   # the seeded 1M-line pair instead
+    .venv/bin/python bench/bench_review.py --first-screen 5 [--tree /tmp/base] [--pair …]
+
+`--first-screen N` opens the review N times, each in a fresh process, and says where each first screen went,
+phase by phase (app start → mounted → the loading worker started → the gold set and the two runs read → the
+model built → Loaded handled → the screen drawn), wall and the process's CPU, and the medians. `--tree` runs
+another checkout's ragdiff with this same bench (a before/after in one sitting).
 
 Writes nothing but what it prints; bench/REVIEW.md holds the numbers of a run.
 """
@@ -30,15 +36,29 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+def _tree() -> Path:
+    """The checkout whose ragdiff this bench runs: --tree's, else this file's."""
+    if "--tree" in sys.argv[:-1]:
+        return Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()
+    return Path(__file__).resolve().parent.parent
+
+
+sys.path.insert(0, str(_tree()))
 
 from bench_judge import open_judge  # noqa: E402 - beside this file
 from ragdiff.app.app import ReviewApp, ReviewInputs  # noqa: E402
 from ragdiff.core.metrics import EvalSettings  # noqa: E402
 
 
-def generate(folder: Path, queries: int, depth: int, seed: int = 20250806) -> dict[str, Path]:
-    """Two TREC runs over a shared pool and qrels with 1-4 relevant chunks per query (5% unanswerable)."""
+def generate(folder: Path, queries: int, depth: int, seed: int = 20250806, reuse: bool = False) -> dict[str, Path]:
+    """Two TREC runs over a shared pool and qrels with 1-4 relevant chunks per query (5% unanswerable).
+    `reuse`: the files already in `folder`, when a run of the same arguments wrote them."""
+    made = folder / f"made-{queries}x{depth}-{seed}"
+    if reuse and made.exists():
+        return {"gold": folder / "qrels.txt", "a": folder / "a.trec", "b": folder / "b.trec",
+                "corpus": folder / "corpus.jsonl"}
+    folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     qrels, run_a, run_b = [], [], []
     for q in range(1, queries + 1):
@@ -62,6 +82,7 @@ def generate(folder: Path, queries: int, depth: int, seed: int = 20250806) -> di
         for q in range(1, queries + 1, 97):
             handle.write(json.dumps({"id": f"d{q}-0", "text": f"chunk text {q}"}) + "\n")
     paths["corpus"] = folder / "corpus.jsonl"
+    made.touch()
     return paths
 
 
@@ -88,6 +109,99 @@ class TimedApp(ReviewApp):
         if self.first_screen_at is None:
             self.first_screen_at = time.perf_counter()
             self.first_screen_cpu = time.process_time()
+
+
+PHASES = ("mounted", "worker started", "gold read", "run A read", "run B read", "model built", "Loaded handled",
+          "drawn")
+
+
+def stamp_phases(stamps: dict[str, tuple[float, float]]) -> None:
+    """Record into `stamps` (phase -> (perf_counter, process_time), the first time each phase is reached) the
+    loading worker's steps: wraps the loaders and the model's constructor where the app's worker finds them."""
+    import ragdiff.app.app as app_module
+    import ragdiff.core.gold as gold_module
+    import ragdiff.core.runs as runs_module
+
+    def mark(name: str) -> None:
+        stamps.setdefault(name, (time.perf_counter(), time.process_time()))
+
+    load_gold, load_run, model = gold_module.load_gold, runs_module.load_run, app_module.ReviewModel
+
+    def timed_gold(*args, **kwargs):
+        mark("worker started")
+        found = load_gold(*args, **kwargs)
+        mark("gold read")
+        return found
+
+    def timed_run(path, *args, **kwargs):
+        found = load_run(path, *args, **kwargs)
+        mark("run A read" if "run A read" not in stamps else "run B read")  # whichever ends first is "A"
+        return found
+
+    class TimedModel(model):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            mark("model built")
+
+    gold_module.load_gold, runs_module.load_run, app_module.ReviewModel = timed_gold, timed_run, TimedModel
+
+
+async def first_screen(paths: dict[str, Path], depth: int) -> dict[str, tuple[float, float]]:
+    """One first screen, phase by phase: phase -> (wall, CPU) in seconds since the app was made."""
+    stamps: dict[str, tuple[float, float]] = {}
+    stamp_phases(stamps)
+
+    class Phased(TimedApp):
+        def on_mount(self) -> None:  # Textual runs ReviewApp.on_mount by itself after this one
+            stamps.setdefault("mounted", (time.perf_counter(), time.process_time()))
+
+        def on_loaded(self, message) -> None:
+            stamps.setdefault("Loaded handled", (time.perf_counter(), time.process_time()))
+            super().on_loaded(message)
+
+    started = (time.perf_counter(), time.process_time())
+    app = Phased(ReviewInputs(run_a=paths["a"], run_b=paths["b"], gold=paths["gold"],
+                              settings=EvalSettings(k=10, depth=depth), corpus=paths["corpus"],
+                              gold_format="qrels", run_format="trec"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        while app.first_screen_at is None:
+            if not app.is_running or time.perf_counter() - started[0] > 300:
+                raise SystemExit(f"the review screen did not open: {app.failure or 'timeout'}")
+            await asyncio.sleep(0.002)
+        stamps["drawn"] = (app.first_screen_at, app.first_screen_cpu)
+        await pilot.press("q")
+    return {name: (wall - started[0], cpu - started[1]) for name, (wall, cpu) in stamps.items()}
+
+
+def first_screens(paths: dict[str, Path], depth: int, times: int, tree: Path) -> list[dict]:
+    """`first_screen` in `times` fresh processes (imports and polars' threads cold, as a user meets them)."""
+    import subprocess
+
+    out = []
+    for _ in range(times):
+        done = subprocess.run([sys.executable, __file__, "--tree", str(tree), "--one-first-screen",
+                               json.dumps({"paths": {k: str(v) if v else None for k, v in paths.items()},
+                                           "depth": depth})],
+                              check=True, capture_output=True, text=True)
+        out.append(json.loads(done.stdout.splitlines()[-1]))
+    return out
+
+
+def print_first_screens(runs: list[dict]) -> None:
+    print("first screen, phase by phase: ms since the app was made, wall / CPU of the process (runs, then the "
+          "median); each phase's own share after the arrow")
+    previous = (0.0, 0.0)
+    reached = [phase for phase in PHASES if any(phase in run for run in runs)]
+    for phase in sorted(reached, key=lambda p: statistics.median(run[p][0] for run in runs if p in run)):
+        walls = [1000 * run[phase][0] for run in runs if phase in run]
+        cpus = [1000 * run[phase][1] for run in runs if phase in run]
+        if not walls:
+            continue
+        wall, cpu = statistics.median(walls), statistics.median(cpus)
+        print(f"  {phase:>15}: {wall:6.0f} / {cpu:6.0f}  (" + ", ".join(f"{w:.0f}/{c:.0f}" for w, c in
+                                                                    zip(walls, cpus))
+              + f")  → {wall - previous[0]:+.0f} / {cpu - previous[1]:+.0f}")
+        previous = (wall, cpu)
 
 
 async def measure(paths: dict[str, Path], depth: int, presses: int) -> dict:
@@ -192,7 +306,32 @@ def main() -> int:
     parser.add_argument("--presses", type=int, default=50)
     parser.add_argument("--pair", type=Path, help="a folder with run_a.trec, run_b.trec and qrels.txt (the seeded "
                                                   "pair of bench/data, its depth from info.json) instead")
+    parser.add_argument("--first-screen", type=int, metavar="N",
+                        help="only the first screen, N times (each a fresh process), phase by phase")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="with --first-screen: the generated files in DIR "
+                                                                  "(written once, then read from there)")
+    parser.add_argument("--tree", type=Path, default=_tree(), help="the checkout whose ragdiff to run")
+    parser.add_argument("--one-first-screen", help=argparse.SUPPRESS)  # one child of --first-screen
     args = parser.parse_args()
+    if args.one_first_screen:
+        job = json.loads(args.one_first_screen)
+        paths = {k: Path(v) if v else None for k, v in job["paths"].items()}
+        print(json.dumps(asyncio.run(first_screen(paths, job["depth"]))))
+        return 0
+    if args.first_screen:
+        with tempfile.TemporaryDirectory(prefix="ragdiff-bench-") as tmp:
+            if args.keep:
+                paths, depth = generate(args.keep, args.queries, args.depth, reuse=True), args.depth
+            elif args.pair:
+                info = json.loads((args.pair / "info.json").read_text())
+                paths, depth = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec",
+                                "gold": args.pair / "qrels.txt", "corpus": None}, info["depth"]
+            else:
+                paths, depth = generate(Path(tmp), args.queries, args.depth), args.depth
+            runs = first_screens(paths, depth, args.first_screen, args.tree)
+        print(f"ragdiff review first screen · {args.tree} · {args.pair or f'{args.queries:,} × {args.depth}'}")
+        print_first_screens(runs)
+        return 0
     if args.pair:
         info = json.loads((args.pair / "info.json").read_text())
         paths = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec", "gold": args.pair / "qrels.txt",
