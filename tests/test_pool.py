@@ -242,3 +242,52 @@ def test_the_built_order_and_counts_follow_the_one_judgment_rule(tmp_path, gold_
     assert {q: queue.query_progress(q) for q in queue.queries} == {q: _walked(queue, q) for q in queue.queries}
     assert any(queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])
     assert any(not queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])
+
+
+# the levels a judgments frame can carry (and two it should not: a draft, the writer's old "none") by every grade
+_GRID_LEVELS = ("gold", "evidence", "not_relevant", "drafted", "none")
+_GRID_GRADES = (-2, -1, 0, 1, 3, None)
+
+
+def _grid_gold(tmp_path):
+    """A gold set of one query whose judgments are every (level, grade) of the grid, one chunk each, and a run
+    returning every chunk (so every judgment is in the pool)."""
+    import polars as pl
+    from dataclasses import replace
+
+    from ragdiff.core.gold import JUDGMENT_SCHEMA
+
+    (tmp_path / "gold.yaml").write_text("queries:\n  - id: q1\n    text: one\n    gold: [c0]\n")
+    cells = [(level, grade) for level in _GRID_LEVELS for grade in _GRID_GRADES]
+    chunks = [f"c{i}" for i in range(len(cells))] + ["unlabelled"]
+    judgments = pl.DataFrame({"query_id": ["q1"] * len(cells), "chunk_id": chunks[:-1],
+                              "grade": [g for _, g in cells], "level": [lv for lv, _ in cells],
+                              "line": [None] * len(cells)}, schema=JUDGMENT_SCHEMA)
+    (tmp_path / "a.trec").write_text("".join(f"q1 Q0 {c} {r} {100 - r} a\n" for r, c in enumerate(chunks, 1)))
+    gold = replace(load_gold(tmp_path / "gold.yaml"), judgments=judgments)
+    return gold, dict(zip(chunks, cells)), load_run(tmp_path / "a.trec")
+
+
+def test_the_judged_rule_is_the_same_for_one_judgment_and_for_frames(tmp_path):
+    """vocab.kind_of (one judgment: is_judged, the lists, the report page) and the frame form that the queue's
+    order and counts and metrics.judged_pairs filter with say the same of every level and grade, a null grade
+    included (the three were written apart: metrics' `grade >= 0` dropped a null grade that the queue and
+    kind_of called judged, and read a draft's or "none"'s grade as a judgment)."""
+    from ragdiff.core import vocab
+    from ragdiff.core.metrics import judged_pairs
+
+    gold, cells, run = _grid_gold(tmp_path)
+    one_at_a_time = {c for c, (level, grade) in cells.items() if vocab.kind_of(level, grade).judged}
+    assert one_at_a_time == {c for c, (level, grade) in cells.items()
+                             if level in ("gold", "evidence", "not_relevant") and (grade is None or grade >= 0)}
+    assert set(judged_pairs(gold.judgments).get_column("chunk_id")) == one_at_a_time
+    # Gold.qrels folds the levels into the grade: the grade alone decides there, as trec_eval reads a qrels file
+    real = gold.judgments.filter(gold.judgments["level"].is_in(["gold", "evidence", "not_relevant"]))
+    qrels = type(gold)(gold.path, gold.format, gold.queries, real).qrels()
+    assert set(judged_pairs(qrels).get_column("chunk_id")) == one_at_a_time
+    queue = JudgeQueue.build([run], gold, depth=len(cells) + 1)
+    # the order and the counts build makes with polars: judged ones last, counted as judged
+    order = [e.chunk_id for e in queue.entries["q1"]]
+    assert set(order[len(order) - len(one_at_a_time):]) == one_at_a_time
+    assert queue.query_progress("q1") == (len(one_at_a_time), len(cells) + 1) == _walked(queue, "q1")
+    assert {c for c in order if queue.is_judged("q1", c)} == one_at_a_time

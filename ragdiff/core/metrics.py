@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
+from ragdiff.core import vocab
 from ragdiff.core.gold import Gold
 from ragdiff.core.runs import Run
 
@@ -466,8 +467,9 @@ def condensed(frame: pl.DataFrame, qrels: pl.DataFrame) -> pl.DataFrame:
 
 def judged_pairs(judgments: pl.DataFrame) -> pl.DataFrame:
     """query_id, chunk_id of the judged chunks: those with a grade >= 0 (a negative qrels grade is unjudged, as in
-    trec_eval)."""
-    return judgments.filter(pl.col("grade") >= 0).select("query_id", "chunk_id")
+    trec_eval) — vocab.judged_rows' rule, its one home; a frame with a `level` column is read by its kind too."""
+    level = "level" if "level" in judgments.columns else None
+    return judgments.filter(vocab.judged_rows(level)).select("query_id", "chunk_id")
 
 
 def unjudged_rows(ranked: pl.DataFrame, qrels: pl.DataFrame, depth: int) -> pl.DataFrame:

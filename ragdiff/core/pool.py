@@ -27,7 +27,7 @@ from ragdiff.core import vocab
 from ragdiff.core.folding import find_spans
 from ragdiff.core.gold import Gold
 from ragdiff.core.journal import utc_now
-from ragdiff.core.metrics import aligned_frame
+from ragdiff.core.metrics import aligned_frame, judged_pairs
 from ragdiff.core.runs import Run
 
 FLAGS_SUFFIX = ".ragdiff-flags.jsonl"
@@ -98,11 +98,9 @@ class JudgeQueue:
         labels = {(q, c): (lv, g) for q, c, lv, g in judgments.iter_rows()}
         # a model's proposals: shown as such, still waiting for a person (is_judged says no)
         labels.update(((q, c), (vocab.DRAFTED, g)) for q, c, g in drafts.iter_rows())
-        # the same rule as is_judged over frames (vocab.kind_of): a judged kind with no negative grade (the
-        # reader refuses a pair judged twice, and a draft of a judged chunk)
-        judged_levels = [name for name, kind in vocab.KINDS.items() if kind.judged]
-        judged = (judgments.filter(pl.col("level").is_in(judged_levels) & ~(pl.col("grade") < 0).fill_null(False))
-                  .select("query_id", "chunk_id", judged=pl.lit(True)))
+        # is_judged's rule over the frame (metrics.judged_pairs, vocab.judged_rows: its one home); the reader
+        # refuses a pair judged twice, and a draft of a judged chunk
+        judged = judged_pairs(judgments).with_columns(judged=pl.lit(True))
         frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
         # the pool: every run's top `depth`, each chunk once per query (a run's query the gold set lacks is not
         # judged here)

@@ -44,14 +44,33 @@ MARKABLE = (GOLD, EVIDENCE, NOT_RELEVANT)
 SCORING_LEVELS = (GOLD, EVIDENCE)
 
 
+# The one "judged" rule, in its two forms (one judgment here, a frame's rows in `judged_rows`; a test holds them
+# equal on every level and grade): a person's judgment — a judged kind (gold, evidence, not relevant; never a
+# draft) whose grade is not negative (a qrels line's -1 is unjudged, as in trec_eval; no grade is not negative)
+JUDGED_LEVELS = tuple(name for name, kind in KINDS.items() if kind.judged)
+
+
 def kind_of(level: str | None, grade: int | None = None) -> Kind:
     """The kind of one judgment, its `level` and grade: None (or the writer's old "none") is unjudged, and so is
     a negative grade whatever its level (a qrels line's -1: unjudged in trec_eval). The one rule for a single
-    judgment — every list, page and queue that draws or counts one asks here; metrics.judged_pairs is the same
-    rule over frames (judged = grade >= 0)."""
+    judgment — every list, page and queue that draws or counts one asks here (`.judged`); `judged_rows` is the
+    same rule over a frame."""
     if level is None or level == "none" or (grade is not None and grade < 0):
         return KINDS[UNJUDGED]
     return KINDS[level]
+
+
+def judged_rows(level: str | None = "level", grade: str = "grade"):
+    """`kind_of(level, grade).judged` as a polars expression over a frame's columns (True or False, never null):
+    what the judging queue's order and counts (core/pool.py) and metrics.judged_pairs filter with. `level=None`:
+    a frame whose every row is a person's judgment (Gold.qrels, whose levels are folded into the grade), the
+    grade alone decides. Polars is imported here, not with the vocabulary (the label writer reads only words)."""
+    import polars as pl
+
+    rule = ~(pl.col(grade) < 0).fill_null(False)  # a null grade is no negative grade (kind_of's None)
+    if level is not None:
+        rule = rule & pl.col(level).is_in(JUDGED_LEVELS).fill_null(False)
+    return rule
 
 
 def word(level: str | None, grade: int | None = None) -> str:
