@@ -68,7 +68,7 @@ def test_a_label_file_without_judgments(tmp_path, lesson):
     gold = tmp_path / "empty.yaml"
     gold.write_text("queries:\n  - id: q1\n    text: refund window for ebooks\n  - id: q2\n    text: x\n")
     queue = JudgeQueue.build([load_run(lesson["a"]), load_run(lesson["b"])], load_gold(gold), depth=2)
-    assert queue.queries == ["q1", "q2"]
+    assert queue.queries == ("q1", "q2")
     assert queue.progress() == (0, len(queue.entries["q1"]) + len(queue.entries["q2"]))
     assert queue.next_unjudged() == Position(0, 0)
 
@@ -237,7 +237,7 @@ def test_the_built_order_and_counts_follow_the_one_judgment_rule(tmp_path, gold_
                                              for r, c in enumerate(cs.split(), start=1)))
     runs = [load_run(tmp_path / "a.trec"), load_run(tmp_path / "b.trec")]
     queue = JudgeQueue.build(runs, load_gold(tmp_path / name), depth=4)
-    assert queue.queries == ["q1", "q2"]
+    assert queue.queries == ("q1", "q2")
     assert {q: [e.chunk_id for e in queue.entries[q]] for q in queue.queries} == _python_order(queue)
     assert {q: queue.query_progress(q) for q in queue.queries} == {q: _walked(queue, q) for q in queue.queries}
     assert any(queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q])
@@ -291,3 +291,28 @@ def test_the_judged_rule_is_the_same_for_one_judgment_and_for_frames(tmp_path):
     assert set(order[len(order) - len(one_at_a_time):]) == one_at_a_time
     assert queue.query_progress("q1") == (len(one_at_a_time), len(cells) + 1) == _walked(queue, "q1")
     assert {c for c in order if queue.is_judged("q1", c)} == one_at_a_time
+
+
+def test_the_queue_state_is_read_only_from_outside(lesson):
+    """entries, labels and flags are read-only views: a write from outside, which would bypass the progress
+    counts, fails; decisions go through decide/apply/set_label/flag/add, which keep them."""
+    queue = queue_of(lesson, depth=3)
+    before = queue.progress(), queue.query_progress("q1")
+    qid, entry = queue.entry_at(queue.next_unjudged())
+    with pytest.raises(TypeError):
+        queue.labels[(qid, entry.chunk_id)] = ("gold", 1)
+    with pytest.raises(TypeError):
+        del queue.labels[("q1", "policy-14")]
+    with pytest.raises((TypeError, AttributeError)):
+        queue.entries[qid].append(entry)
+    with pytest.raises(TypeError):
+        queue.entries["q9"] = ()
+    with pytest.raises(AttributeError):
+        queue.flagged.add((qid, entry.chunk_id))
+    with pytest.raises(AttributeError):
+        queue.labels = {}
+    assert (queue.progress(), queue.query_progress("q1")) == before and before[1] == _walked(queue, "q1")
+    assert not queue.is_judged(qid, entry.chunk_id) and not queue.is_flagged(qid, entry.chunk_id)
+    queue.flag(qid, entry.chunk_id)
+    assert queue.is_flagged(qid, entry.chunk_id) and (qid, entry.chunk_id) in queue.flagged
+    assert queue.progress() == before[0]  # a flag leaves it unjudged

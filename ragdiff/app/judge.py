@@ -177,7 +177,7 @@ class JudgeScreen(Screen):
         word = vocab.word(level, grade) if judged else (
             "decided, saving…" if (qid, entry.chunk_id) in self.queue.in_flight else
             f"{vocab.word(level, grade)} · a accepts" if level == vocab.DRAFTED else vocab.word(None))
-        if (qid, entry.chunk_id) in self.queue.flagged:
+        if self.queue.is_flagged(qid, entry.chunk_id):
             word += " · flagged"
         if entry.pooled:
             ranks = "  ".join(f"{letter} {'#' + str(r) if r is not None else '—'}"
@@ -250,7 +250,7 @@ class JudgeScreen(Screen):
         target = self._target()
         if target is None:
             return
-        self.queue.flagged.add((target.query_id, target.chunk_id))
+        self.queue.flag(target.query_id, target.chunk_id)
         self.session.flag(target)
         self._advance(f"{clean(target.chunk_id)} flagged for a second opinion")
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import polars as pl
 
@@ -46,33 +47,65 @@ class Position:
     entry: int  # index into that query's entries
 
 
-@dataclass
 class JudgeQueue:
-    queries: list[str]  # gold queries, in file order
-    texts: dict[str, str]
-    entries: dict[str, list[Entry]]  # per query, in queue order
-    labels: dict[tuple[str, str], tuple[str, int | None]]  # (query, chunk) -> (kind, grade) as labelled
-    run_names: list[str]
-    depth: int
-    flagged: set[tuple[str, str]] = field(default_factory=set)
-    # decisions sent to the writer whose Change has not come back: the queue moves past them at once
-    _in_flight: set[tuple[str, str]] = field(default_factory=set, init=False, repr=False)
-    # the progress, kept as decisions come (never walked again): per query its pooled chunks and how many of
-    # them are done (judged or in flight), and the sums over the pool; `build` counts them with polars, a queue
-    # made otherwise walks its entries once, at the first read
-    _size: dict[str, int] | None = field(default=None, init=False, repr=False)
-    _done: dict[str, int] | None = field(default=None, init=False, repr=False)
-    _judged: int = field(default=0, init=False, repr=False)
-    _total: int = field(default=0, init=False, repr=False)
-    # the widest chunk id as the screen measures it (`widest_id`), kept with the queue from one opening to the next
-    _cells: Callable[[str], int] | None = field(default=None, init=False, repr=False)
-    _widest: tuple[int, int] | None = field(default=None, init=False, repr=False)
+    """The queue's state is its own: the entries, labels and flags are read through read-only views
+    (`entries`, `labels`, `flagged`) and changed only through `decide`, `apply`, `set_label`, `flag` and `add`,
+    which keep the progress counts (a write into a public dict would have bypassed them)."""
+
+    def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: dict[str, Iterable[Entry]],
+                 labels: dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str], depth: int,
+                 flagged: Iterable[tuple[str, str]] = ()) -> None:
+        self.queries: tuple[str, ...] = tuple(queries)  # gold queries, in file order
+        self.run_names: tuple[str, ...] = tuple(run_names)
+        self.depth = depth
+        self._texts = dict(texts)
+        self._entries: dict[str, tuple[Entry, ...]] = {q: tuple(e) for q, e in entries.items()}  # per query, in order
+        self._labels = dict(labels)  # (query, chunk) -> (kind, grade) as labelled
+        self._flagged = set(flagged)
+        self._views = (MappingProxyType(self._texts), MappingProxyType(self._entries), MappingProxyType(self._labels))
+        # decisions sent to the writer whose Change has not come back: the queue moves past them at once
+        self._in_flight: set[tuple[str, str]] = set()
+        # the progress, kept as decisions come (never walked again): per query its pooled chunks and how many of
+        # them are done (judged or in flight), and the sums over the pool; `build` counts them with polars, a
+        # queue made otherwise walks its entries once, at the first read
+        self._size: dict[str, int] | None = None
+        self._done: dict[str, int] | None = None
+        self._judged = 0
+        self._total = 0
+        # the widest chunk id as the screen measures it (`widest_id`), kept with the queue from one opening to
+        # the next
+        self._cells: Callable[[str], int] | None = None
+        self._widest: tuple[int, int] | None = None
+
+    @property
+    def texts(self) -> Mapping[str, str]:
+        """query -> its text (read-only)."""
+        return self._views[0]
+
+    @property
+    def entries(self) -> Mapping[str, tuple[Entry, ...]]:
+        """query -> its chunks in queue order (read-only; `add` appends a chunk found in the corpus)."""
+        return self._views[1]
+
+    @property
+    def labels(self) -> Mapping[tuple[str, str], tuple[str, int | None]]:
+        """(query, chunk) -> (kind, grade) as labelled, drafts included (read-only; `apply` and `set_label` change
+        it, keeping the counts)."""
+        return self._views[2]
+
+    @property
+    def flagged(self) -> frozenset[tuple[str, str]]:
+        """The (query, chunk) pairs flagged for a second opinion (a copy: `flag` adds one)."""
+        return frozenset(self._flagged)
+
+    def is_flagged(self, query_id: str, chunk_id: str) -> bool:
+        return (query_id, chunk_id) in self._flagged
 
     def _counts(self) -> tuple[dict[str, int], dict[str, int]]:
         if self._done is None:
             size, done = {}, {}
             for qid in self.queries:
-                pooled = [e.chunk_id for e in self.entries.get(qid, ()) if e.pooled]
+                pooled = [e.chunk_id for e in self._entries.get(qid, ()) if e.pooled]
                 size[qid], done[qid] = len(pooled), sum(self.is_done(qid, chunk) for chunk in pooled)
             self._set_counts(size, done)
         return self._size, self._done
@@ -121,7 +154,7 @@ class JudgeQueue:
         entries: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
             entries[row[0]].append(Entry(row[1], tuple(row[2:])))
-        queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, set(flagged or ()))
+        queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, flagged or ())
         counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
         queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
                           {q: counts.get(q, (0, 0))[1] for q in queries})
@@ -131,7 +164,7 @@ class JudgeQueue:
 
     def is_judged(self, query_id: str, chunk_id: str) -> bool:
         """A person's judgment (gold, evidence, not relevant); a draft or a negative qrels grade is not one."""
-        kind, grade = self.labels.get((query_id, chunk_id), (None, None))
+        kind, grade = self._labels.get((query_id, chunk_id), (None, None))
         return vocab.kind_of(kind, grade).judged
 
     def is_done(self, query_id: str, chunk_id: str) -> bool:
@@ -144,11 +177,11 @@ class JudgeQueue:
         return frozenset(self._in_flight)
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
-        return self.labels.get((query_id, chunk_id), (None, None))
+        return self._labels.get((query_id, chunk_id), (None, None))
 
     def proposal(self, query_id: str, chunk_id: str) -> int | None:
         """The drafted grade a model proposed for this chunk, while no person has judged it."""
-        kind, grade = self.labels.get((query_id, chunk_id), (None, None))
+        kind, grade = self._labels.get((query_id, chunk_id), (None, None))
         return grade if kind == vocab.DRAFTED else None
 
     def accepting(self, query_id: str, chunk_id: str) -> tuple[str, int | None] | None:
@@ -172,7 +205,7 @@ class JudgeQueue:
         """(the widest chunk id as `cells` measures it, the largest rank of a pooled chunk): measured over the
         whole queue once (~40 ms at 10,000 queries), then kept as `add` brings chunks in."""
         if self._widest is None or self._cells is not cells:
-            entries = [entry for pool in self.entries.values() for entry in pool]
+            entries = [entry for pool in self._entries.values() for entry in pool]
             widest = max((cells(entry.chunk_id) for entry in entries), default=0)
             rank = max((r for entry in entries if entry.pooled for r in entry.ranks if r is not None), default=0)
             self._cells, self._widest = cells, (widest, rank)
@@ -180,14 +213,14 @@ class JudgeQueue:
 
     def entry_at(self, position: Position) -> tuple[str, Entry]:
         qid = self.queries[position.query]
-        return qid, self.entries[qid][position.entry]
+        return qid, self._entries[qid][position.entry]
 
     def positions(self, start: Position | None = None):
         """Every position in queue order, from `start` (exclusive) round to `start` itself; from the first
         when `start` is None. Lazy: the next unjudged chunk is usually a step away."""
 
         def query(qi: int, begin: int = 0, end: int | None = None):
-            count = len(self.entries[self.queries[qi]])
+            count = len(self._entries[self.queries[qi]])
             for ei in range(begin, count if end is None else min(end, count)):
                 yield Position(qi, ei)
 
@@ -213,7 +246,7 @@ class JudgeQueue:
     def first_of_query(self, query_index: int) -> Position | None:
         """The query's first unjudged chunk, else its first chunk; None when it has no chunk at all."""
         qid = self.queries[query_index]
-        entries = self.entries[qid]
+        entries = self._entries[qid]
         if not entries:
             return None
         for i, entry in enumerate(entries):
@@ -243,15 +276,19 @@ class JudgeQueue:
         with self._counting(query_id, chunk_id):
             self._in_flight.discard((query_id, chunk_id))
             if kind is None or not (vocab.kind_of(kind).judged or kind == vocab.DRAFTED):  # undo may bring a draft back
-                self.labels.pop((query_id, chunk_id), None)
+                self._labels.pop((query_id, chunk_id), None)
             else:
-                self.labels[(query_id, chunk_id)] = (kind, grade)
+                self._labels[(query_id, chunk_id)] = (kind, grade)
+
+    def flag(self, query_id: str, chunk_id: str) -> None:
+        """Flagged for a second opinion (it stays unjudged: no count moves)."""
+        self._flagged.add((query_id, chunk_id))
 
     @contextmanager
     def _counting(self, query_id: str, chunk_id: str):
         """Keep the progress counts across one change of a chunk's state (pooled chunks only count)."""
         _, done = self._counts()
-        pooled = any(e.pooled and e.chunk_id == chunk_id for e in self.entries.get(query_id, ()))
+        pooled = any(e.pooled and e.chunk_id == chunk_id for e in self._entries.get(query_id, ()))
         was = pooled and self.is_done(query_id, chunk_id)
         yield
         if pooled:
@@ -262,13 +299,13 @@ class JudgeQueue:
     def add(self, query_id: str, chunk_id: str) -> Position:
         """A chunk no run returned (found by searching the corpus), appended to the query's list."""
         qi = self.queries.index(query_id)
-        for i, entry in enumerate(self.entries[query_id]):
+        for i, entry in enumerate(self._entries[query_id]):
             if entry.chunk_id == chunk_id:
                 return Position(qi, i)
-        self.entries[query_id].append(Entry(chunk_id, tuple(None for _ in self.run_names), pooled=False))
+        self._entries[query_id] += (Entry(chunk_id, tuple(None for _ in self.run_names), pooled=False),)
         if self._widest is not None:
             self._widest = (max(self._widest[0], self._cells(chunk_id)), self._widest[1])
-        return Position(qi, len(self.entries[query_id]) - 1)
+        return Position(qi, len(self._entries[query_id]) - 1)
 
 
 # ---- flags: a second opinion wanted ------------------------------------------------------------------------

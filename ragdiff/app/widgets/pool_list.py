@@ -73,7 +73,7 @@ class PoolList(LineList, can_focus=False):
                 ranks.append(cell.ljust(self.rank_cell), style=style(rank_css))
         else:
             ranks.append(FOUND, style=style("pool--found"))
-        flag = (qid, entry.chunk_id) in queue.flagged
+        flag = queue.is_flagged(qid, entry.chunk_id)
         room = max(4, width - 4 - ranks.cell_len - (len(FLAG) if flag else 0))
         line = Text.assemble((mark, style(css)), " ", fit(clean(entry.chunk_id), room, pad=True),
                              no_wrap=True, end="")
