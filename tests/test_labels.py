@@ -353,6 +353,22 @@ def test_crlf_bom_and_no_final_newline_are_kept(tmp_path):
     assert path.read_bytes() == raw
 
 
+def test_the_bom_is_spelled_once_in_the_package():
+    """The UTF-8 byte-order mark has one home, textio.BOM, which the readers and the label writer use: no other
+    module writes its bytes out (labels/session.py did, twice). Its text form "\\ufeff" is a character, not
+    these bytes, and is left to the text parsers."""
+    import re
+
+    import ragdiff
+    from ragdiff.core import textio
+
+    assert textio.BOM == "\ufeff".encode("utf-8")
+    spelled = re.compile(r"\\xef\\xbb\\xbf|BOM_UTF8", re.IGNORECASE)
+    root = Path(ragdiff.__file__).parent
+    homes = sorted(str(f.relative_to(root)) for f in root.rglob("*.py") if spelled.search(f.read_text(encoding="utf-8")))
+    assert homes == ["core/textio.py"]
+
+
 def test_undo_works_across_restarts_and_walks_back(tmp_path):
     path = copy(tmp_path, "gold.yaml")
     v0 = path.read_bytes()

@@ -34,6 +34,7 @@ from ragdiff.core.labels.marks import LABELS, Change, Mark, judgment, normal_mar
 from ragdiff.core.labels.qrels_doc import QrelsDoc
 from ragdiff.core.labels.reader import parse_document
 from ragdiff.core.labels.yaml_doc import map_grade
+from ragdiff.core.textio import BOM
 
 
 
@@ -122,9 +123,9 @@ class LabelFile:
             raise LabelWriteError(f"cannot save {self.path}: the file is gone ({err.strerror})") from None
         except OSError as err:
             raise LabelWriteError(f"cannot read {self.path} ({err.strerror})") from None
-        bom = raw.startswith(b"\xef\xbb\xbf")
+        bom = raw.startswith(BOM)
         try:
-            text = raw[3 if bom else 0 :].decode("utf-8")
+            text = raw[len(BOM) if bom else 0 :].decode("utf-8")
         except UnicodeDecodeError as err:
             raise LabelFormatError(f"{self.name}: invalid UTF-8 at byte {err.start}") from None
         return _Snapshot(raw, sha(raw), stat_key(st), bom, text, None)  # type: ignore[arg-type]
@@ -136,7 +137,7 @@ class LabelFile:
             raise LabelFormatError(str(err)) from None
 
     def _encode(self, text: str, bom: bool) -> bytes:
-        return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+        return (BOM if bom else b"") + text.encode("utf-8")
 
     # ------------------------------------------------------------------ reading API
 
