@@ -124,3 +124,86 @@ async def test_a_queue_that_cannot_be_built_is_said_and_the_keys_typed_meanwhile
         assert journal(lesson["gold"]) == []  # the x meant for the queue marked nothing in the review
         await type_fast(pilot, "x")  # the review's keys work again
         assert [r["chunk"] for r in journal(lesson["gold"]) if r["type"] == "mark"] == ["policy-14"]
+
+
+def held_review(lesson, monkeypatch, gates):
+    """The lesson's review whose first J's build waits for the returned `release` (builds: who built)."""
+    release, builds = gates(), []
+    held_build(monkeypatch, release, builds)
+    return lesson_app(lesson, reviewer="tester"), release, builds
+
+
+def post_paste(app, text: str) -> None:
+    """A bracketed paste handed to the driver at once, among keys posted the same way (post_keys)."""
+    from textual import events
+
+    event = events.Paste(text)
+    event.set_sender(app)
+    app._driver.send_message(event)
+
+
+async def test_a_paste_while_the_queue_is_built_waits_with_the_keys_and_lands_in_its_search_line(
+        lesson, settled, monkeypatch, gates):
+    """J, then `/` (the queue's corpus search, its line filled with the query's text) and a paste, at machine
+    speed while the worker builds: the paste goes where it was typed, after the `/`, into the queue's search line
+    — not into the review (it went there at once, ahead of the `/` held for the queue, and was lost)."""
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = app.keys_done
+        post_keys(app, "J", "slash")
+        post_paste(app, " CFO\nover 5k")
+        post_keys(app, "space")
+        await keys_taken(pilot, start + 1)
+        await until(pilot, lambda: builds, "the worker started building")
+        await pilot.pause(0.05)
+        assert app.screen is app.screen_stack[0] and app.search == "" and not app.searching
+        release.set()
+        await keys_taken(pilot, start + 3)  # J, / and space: the paste is no key
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen) and screen.searching
+        text = screen.queue.texts["q1"]  # J at q1: the search line starts with its text
+        assert screen.search == text + " CFO over 5k "  # the paste's white space kept as one space each
+        assert journal(lesson["gold"]) == []
+
+
+async def test_quitting_while_the_queue_is_built_acts_at_once_and_every_file_is_whole(
+        lesson, settled, monkeypatch, gates):
+    """A mark in the review, then J and a key for the queue, then the quit key, at machine speed: the app leaves
+    while the worker is still held (the quit key was held with the queue's keys until it was built), the
+    review's mark saved whole, the key meant for the queue never acting on the review."""
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels import TEMP_SUFFIX
+
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        post_keys(app, "tab", "x", "J", "x")  # list A's first row of q1: policy-14; J; x for the queue
+        await until(pilot, lambda: builds, "the worker started building")
+        post_keys(app, "ctrl+q")  # while the worker is held inside the build
+        await until(pilot, lambda: app.return_code is not None, "the app quit while the queue was built")
+        assert not release.is_set() and app._judge_queue is None
+        release.set()
+    marks = [(r["query"], r["chunk"], r["label"]) for r in journal(lesson["gold"]) if r["type"] == "mark"]
+    assert marks == [("q1", "policy-14", "not_relevant")]
+    assert load_gold(lesson["gold"]).judgments.filter(chunk_id="policy-14")["level"].to_list() == ["not_relevant"]
+    assert not list(lesson["gold"].parent.glob("*" + TEMP_SUFFIX + "*"))
+
+
+async def test_ctrl_c_while_the_queue_is_built_is_answered_at_once(lesson, settled, monkeypatch, gates):
+    """ctrl+c does not quit a Textual 8 app: it says which key does (Textual's "Press ctrl+q to quit"). During
+    the build it is not held for the queue's screen either: the notice comes at once, the build still held."""
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = app.keys_done
+        post_keys(app, "J")
+        await until(pilot, lambda: builds, "the worker started building")
+        post_keys(app, "ctrl+c")
+        await keys_taken(pilot, start + 2)
+        assert not release.is_set() and app._judge_queue is None and app.is_running
+        assert any("ctrl+q" in str(n.message) for n in app._notifications)
+        release.set()
+        await settle(pilot)
+        assert isinstance(app.screen, JudgeScreen)

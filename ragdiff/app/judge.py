@@ -12,6 +12,8 @@ The same screen opens from `ragdiff review` (key `J`) on the query on screen, sh
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,7 +364,7 @@ class JudgeScreen(Screen):
     def take_paste(self, text: str) -> bool:
         if not self.searching:
             return False
-        self.search += " ".join(text.split())
+        self.search += re.sub(r"\s+", " ", text)  # a line break is a space; the words stay apart from the query's
         self.query_one(SearchBar).show(self.search, active=True)
         return True
 
@@ -458,17 +460,38 @@ class HitsScreen(ModalScreen[str | None]):
 
 
 def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
-    """The review's judging queue, on a worker thread: `runs` and `gold` are the review model's as they were
-    when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
-    arrive meanwhile are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt."""
+    """The review's judging queue, from a Textual thread worker: `runs` and `gold` are the review model's as they
+    were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
+    arrive meanwhile are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
+
+    The build itself (1-2 s at 10,000 queries) runs on a daemon thread that this worker waits for, so quitting
+    meanwhile is not held by it: the app cancels its workers as it ends, this one returns within ~50 ms, and
+    neither asyncio's executor shutdown nor the interpreter's exit joins the daemon thread (it only reads)."""
+    from textual.worker import get_current_worker
+
     from ragdiff.core.pool import read_flags
 
-    try:
-        queue = JudgeQueue.build(runs, gold, pool, read_flags(label_path))
-    except Exception as err:  # noqa: BLE001 - said on the status line, never a traceback on screen
+    worker = get_current_worker()
+    built: list = []
+    done = threading.Event()
+
+    def build() -> None:
+        try:
+            built.append(JudgeQueue.build(runs, gold, pool, read_flags(label_path)))
+        except Exception as err:  # noqa: BLE001 - said on the status line, never a traceback on screen
+            built.append(err)
+        finally:
+            done.set()
+
+    threading.Thread(target=build, name="ragdiff-judge-queue", daemon=True).start()
+    while not done.wait(0.05):
+        if worker.is_cancelled:  # the app is ending: nobody will open the queue
+            return
+    if isinstance(built[0], Exception):
+        err = built[0]
         post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(err).__name__}: {err}"))
         return
-    post(QueueBuilt(queue, start_query))
+    post(QueueBuilt(built[0], start_query))
 
 
 def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:

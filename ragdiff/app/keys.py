@@ -29,22 +29,29 @@ def label_keys(action: str, prefix: str, tooltips: dict[str, str]) -> list[Bindi
             for kind, letter in LABEL_KEYS]
 
 
+# Keys that leave the app (Textual's own: ctrl+q quits, ctrl+c says how to): never held for a screen still being
+# made, so quitting while the judging queue is built acts at once rather than when it is done
+QUIT_KEYS = frozenset(k.strip() for b in App.BINDINGS if b.action in ("quit", "help_quit") for k in b.key.split(","))
+
+
 class OrderedKeysApp(App[int]):
     def __init__(self) -> None:
         super().__init__()
         self.keys_seen = 0  # keys received (a grade digit refines a `g` only as the very next key)
         self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
-        self._held: list[events.Key] | None = None  # keys waiting for a screen still being made (hold_keys)
+        # keys and pastes waiting for a screen still being made (hold_keys), in arrival order
+        self._held: list[events.Key | events.Paste] | None = None
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            if self._held is not None:
-                self._held.append(event)
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self._held is not None and not (isinstance(event, events.Key) and event.key in QUIT_KEYS):
+                self._held.append(event)  # a paste waits with the keys: it is typing too, in its place
                 return
-            await self._take_key_event(event)
-            return
-        if isinstance(event, events.Paste) and not event.is_forwarded and self.take_paste(event.text):
-            return
+            if isinstance(event, events.Key):
+                await self._take_key_event(event)
+                return
+            if self.take_paste(event.text):
+                return
         await super().on_event(event)
 
     async def _take_key_event(self, event: events.Key) -> None:
@@ -58,24 +65,29 @@ class OrderedKeysApp(App[int]):
     # ---- keys for a screen that is still being made (the judging queue built in a worker) -----------------
 
     def hold_keys(self) -> None:
-        """From now on keys wait, in arrival order, until `release_keys` (they are meant for a screen a worker
-        is still making: acting on the screen below, `x` would mark the review's chunk instead)."""
+        """From now on keys and pastes wait, in arrival order, until `release_keys` (they are meant for a screen
+        a worker is still making: acting on the screen below, `x` would mark the review's chunk instead, a paste
+        would go to the review's search line). The quit keys (QUIT_KEYS) are never held."""
         if self._held is None:
             self._held = []
 
     async def release_keys(self) -> None:
-        """The held keys, each whole and in order, on the screen now up; keys arriving meanwhile queue behind
-        them (this runs inside one message handler, so the app takes no other message until it ends)."""
+        """The held keys and pastes, each whole and in order, on the screen now up; keys arriving meanwhile queue
+        behind them (this runs inside one message handler, so the app takes no other message until it ends)."""
         held, self._held = self._held or [], None
         for event in held:
-            await self._take_key_event(event)
+            if isinstance(event, events.Key):
+                await self._take_key_event(event)
+            elif not self.take_paste(event.text):
+                await super().on_event(event)
 
     def drop_held_keys(self) -> int:
-        """Forget the held keys (the screen they were meant for could not be made); how many there were."""
+        """Forget the held keys and pastes (the screen they were meant for could not be made); how many keys."""
         held, self._held = self._held or [], None
-        self.keys_seen += len(held)
-        self.keys_done += len(held)
-        return len(held)
+        keys = sum(isinstance(event, events.Key) for event in held)
+        self.keys_seen += keys
+        self.keys_done += keys
+        return keys
 
     def take_key(self, event: events.Key) -> bool:
         """True when the key was taken (typed into a search line); the active screen may take it too."""
