@@ -207,3 +207,37 @@ async def test_ctrl_c_while_the_queue_is_built_is_answered_at_once(lesson, settl
         release.set()
         await settle(pilot)
         assert isinstance(app.screen, JudgeScreen)
+
+
+async def test_a_flag_written_while_the_queue_is_built_reaches_it(lesson, settled, monkeypatch, gates):
+    """A flag sent to the label writer just before J (the writer the queue's screen shares), its write held until
+    the worker has read the flags file and is building: the queue, built without it, still shows it flagged —
+    the flag's MarkDone carries it (before, apply took only Changes: the flag was missed until a restart)."""
+    from ragdiff.app.session import Target
+    from ragdiff.core import pool
+
+    release, builds = gates(), []
+    held_build(monkeypatch, release, builds)
+    written = gates()
+    real_add_flag = pool.add_flag
+
+    def slow_add_flag(*args):
+        assert written.wait(30)
+        return real_add_flag(*args)
+
+    monkeypatch.setattr(pool, "add_flag", slow_add_flag)
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        app.session.flag(Target("q1", "policy-2", None, None))
+        post_keys(app, "J")
+        await until(pilot, lambda: builds, "the worker read the flags file and started building")
+        assert pool.read_flags(lesson["gold"]) == set()  # the flag is not in the file the worker read
+        written.set()
+        await until(pilot, lambda: app._judge_backlog, "the flag's outcome came back while the queue was built")
+        release.set()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen) and screen.queue.is_flagged("q1", "policy-2")
+        assert pool.read_flags(lesson["gold"]) == {("q1", "policy-2")}
+        assert not screen.queue.is_judged("q1", "policy-2")  # a flag leaves it unjudged

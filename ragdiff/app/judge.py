@@ -462,11 +462,13 @@ class HitsScreen(ModalScreen[str | None]):
 def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
     """The review's judging queue, from a Textual thread worker: `runs` and `gold` are the review model's as they
     were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
-    arrive meanwhile are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
+    arrive meanwhile, flags included, are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
 
     The build itself (1-2 s at 10,000 queries) runs on a daemon thread that this worker waits for, so quitting
     meanwhile is not held by it: the app cancels its workers as it ends, this one returns within ~50 ms, and
-    neither asyncio's executor shutdown nor the interpreter's exit joins the daemon thread (it only reads)."""
+    neither asyncio's executor shutdown nor the interpreter's exit joins the daemon thread (it only reads).
+    The flags file is read on that thread too; a flag whose write is still under way then (its line torn or not
+    yet there) reaches the queue as its MarkDone, which comes after J."""
     from textual.worker import get_current_worker
 
     from ragdiff.core.pool import read_flags
@@ -499,7 +501,9 @@ def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:
     keeps the queue (`ragdiff judge`, or the review once J has built it) whichever screen is up — a decision
     whose save failed leaves the in-flight set even when its screen has closed."""
     if queue is not None:
-        queue.apply(message.changes, failed=message.target if message.error else None)
+        flagged = message.target if message.flagged and not message.error else None
+        queue.apply(message.changes, failed=message.target if message.error else None,
+                    flagged=None if flagged is None else (flagged.query_id, flagged.chunk_id))
 
 
 # ---- `ragdiff judge` on its own ----------------------------------------------------------------------------

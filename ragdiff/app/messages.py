@@ -71,6 +71,7 @@ class MarkDone(Message):
     changes: list = field(default_factory=list)  # ragdiff.core.labels.Change, in the order they were made
     target: Any = None  # the session.Target of a mark or flag (set also when it failed)
     undo: bool = False  # the job was `u`
+    flagged: bool = False  # the job was a flag, written beside the label file (`target` is the chunk)
 
 
 @dataclass

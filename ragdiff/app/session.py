@@ -173,7 +173,7 @@ class LabelSession:
         self._labels()
         path = add_flag(self.path, target.query_id, target.chunk_id, self._file.reviewer)
         return MarkDone(f"{target.chunk_id} for {target.query_id}: flagged for a second opinion (in {path.name}); "
-                        "it stays unjudged")
+                        "it stays unjudged", flagged=True)
 
     def _undo(self) -> MarkDone:
         self._labels()

@@ -261,12 +261,16 @@ class JudgeQueue:
         with self._counting(query_id, chunk_id):
             self._in_flight.add((query_id, chunk_id))
 
-    def apply(self, changes: Iterable, failed=None) -> None:
+    def apply(self, changes: Iterable, failed=None, flagged: tuple[str, str] | None = None) -> None:
         """What a label job did, whichever screen is up (the queue outlives its screen): each Change's `after`
-        (ragdiff.core.labels.Change: a mark, a grade refining it, an undo; one that changed nothing too), and
-        `failed` — the target (query_id, chunk_id) of a job that failed — out of flight, to judge again."""
+        (ragdiff.core.labels.Change: a mark, a grade refining it, an undo; one that changed nothing too),
+        `failed` — the target (query_id, chunk_id) of a job that failed — out of flight, to judge again, and
+        `flagged`, the (query, chunk) a flag job wrote (so a flag written after the flags file was read for
+        `build` is not missed)."""
         for change in changes:
             self.set_label(change.query_id, change.chunk_id, change.after.kind, change.after.grade)
+        if flagged is not None:
+            self.flag(*flagged)
         if failed is not None:
             with self._counting(failed.query_id, failed.chunk_id):
                 self._in_flight.discard((failed.query_id, failed.chunk_id))
