@@ -70,3 +70,56 @@ async def test_marks_in_the_review_reach_the_queue_opened_again(lesson, settled,
         assert screen.queue.label_of("q1", "policy-31") == (vocab.DRAFTED, 2)
         assert not screen.queue.is_judged("q1", "policy-31")
         assert len(builds) == 1  # built at the first J; 1-3 s each at 10,000 queries
+
+
+async def test_the_review_status_says_what_happened_at_each_step_of_the_first_j(lesson, settled):
+    """While the queue is built the review says so; once it is open it no longer does (it kept "building the
+    judging queue … keys typed now go to it" under the queue after a successful J); back from it, it says so."""
+    from test_app_keys import post_keys
+
+    from conftest import settle
+
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        status = lambda: str(app.screen_stack[0].query_one("#status").render())  # noqa: E731
+        post_keys(app, "J")
+        await settle(pilot)
+        assert isinstance(app.screen, JudgeScreen)
+        assert "building the judging queue" not in status() and "judging queue is open" in status()
+        await type_fast(pilot, "q")
+        assert app.screen is app.screen_stack[0] and "back from the judging queue" in status()
+        await type_fast(pilot, "J", "q")  # the queue kept: opened again at once, nothing built
+        assert "back from the judging queue" in status()
+
+
+async def test_a_mark_outcome_goes_to_the_judging_queue_screen_only(lesson, settled):
+    """The outcome of a label job is shown by the judging queue's screen J opened, and by no other screen that
+    happens to have a `mark_done` (the app found it by hasattr over the screen stack)."""
+    from textual.screen import ModalScreen
+
+    from ragdiff.app.session import Target
+
+    class Other(ModalScreen):
+        def __init__(self):
+            super().__init__()
+            self.told = []
+
+        def mark_done(self, message):
+            self.told.append(message)
+
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        other = Other()
+        await app.push_screen(other)
+        app.session.mark(Target("q1", "policy-2", None, None), "not_relevant")
+        await settled(pilot)
+        assert other.told == [] and app.model.label_of("q1", "policy-2")[0] == vocab.NOT_RELEVANT
+        app.pop_screen()
+        screen = await judge_here(pilot)
+        told = []
+        screen.mark_done = told.append  # the queue's screen is told
+        app.session.mark(Target("q1", "policy-31", None, None), "not_relevant")
+        await settled(pilot)
+        assert [m.target.chunk_id for m in told] == ["policy-31"]

@@ -168,6 +168,7 @@ class ReviewApp(OrderedKeysApp):
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
         self._judge_backlog: list[MarkDone] | None = None  # while it is built: the outcomes that come meanwhile
+        self._judge_screen = None  # the judging queue's screen while it is up (on_mark_done shows outcomes on it)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
@@ -830,8 +831,8 @@ class ReviewApp(OrderedKeysApp):
                 self._views_timer.stop()
             self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
         # a mark made in the judging queue: it shows it (also under ? opened over it); the review catches up after
-        judge = next((screen for screen in self.screen_stack[1:] if hasattr(screen, "mark_done")), None)
-        if judge is not None:
+        judge = self._judge_screen  # the one J opened (_open_judge), while it is up
+        if judge is not None and judge in self.screen_stack:
             judge.mark_done(message)
         if not self.on_review:
             self._stale = self._stale or bool(changed)
@@ -873,17 +874,19 @@ class ReviewApp(OrderedKeysApp):
         self._judge_queue = message.queue
         for outcome in backlog:  # what the writer said while the queue was built, in order
             apply_outcome(message.queue, outcome)
+        self.set_status("the judging queue is open (q comes back here)")  # no longer "building …"
         await self._open_judge(message.queue, message.start_query)
         await self.release_keys()
 
     def _open_judge(self, queue, start_query: str | None):
         from ragdiff.app.judge import JudgeScreen
 
-        return self.push_screen(JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready
-                                            else None, self.inputs.gold.name, start_query=start_query),
-                                lambda _: self._back_from_judging())
+        self._judge_screen = JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready
+                                         else None, self.inputs.gold.name, start_query=start_query)
+        return self.push_screen(self._judge_screen, lambda _: self._back_from_judging())
 
     def _back_from_judging(self) -> None:
+        self._judge_screen = None
         if self._stale and self.model is not None:
             self.show_numbers()
             self.show_chunk()
