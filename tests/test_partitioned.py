@@ -382,3 +382,74 @@ def test_no_room_for_the_parts_is_said_as_that(tmp_path, separator):
                           "a run in parts needs about as much free space in the temporary folder as the run (TMPDIR "
                           "chooses the folder)\n")
     assert os.listdir(tmp_path / "tmp") == []  # nothing left behind
+
+
+# Every refusal of the in-memory TREC reader (core/runs.py: not_another_format, trec_lines, trec_refusals, the
+# text checks and the repeat check), each as (lines put in at line 5, lines put in at line 11 of a good run)
+_REFUSALS = {
+    "a short line": (["q1 Q0 d9 7"], []),
+    "a line of one column": (["q1"], []),
+    "a score that is a word": (["q1 Q0 d9 7 high t"], []),
+    "an infinite score": (["q1 Q0 d9 7 inf t"], []),
+    "a score that is not a number": (["q1 Q0 d9 7 nan t"], []),
+    "a score past a double": (["q1 Q0 d9 7 1e999 t"], []),
+    "a score with an underscore": (["q1 Q0 d9 7 1_0 t"], []),  # Python's float() reads 10.0
+    "a score of a non-ASCII digit": (["q1 Q0 d9 7 \u0661 t"], []),
+    "a hexadecimal score": (["q1 Q0 d9 7 0x10 t"], []),
+    "a negative rank": (["q1 Q0 d9 -7 1.5 t"], []),
+    "a fractional rank": (["q1 Q0 d9 7.5 1.5 t"], []),
+    "a rank that is a word": (["q1 Q0 d9 seven 1.5 t"], []),
+    "a rank past 2^63": (["q1 Q0 d9 9223372036854775808 1.5 t"], []),
+    "a rank of a non-ASCII digit": (["q1 Q0 d9 \u0661 1.5 t"], []),
+    "a rank in exponent form": (["q1 Q0 d9 1e3 1.5 t"], []),
+    "a signed rank, then a bad score": (["q1 Q0 d9 +7 1.5 t"], ["q2 Q0 d8 3 high t"]),
+    "a bad rank, then a bad score": (["q1 Q0 d9 seven 1.5 t"], ["q2 Q0 d8 3 high t"]),  # every score first
+    "a bad score, then a short line": (["q1 Q0 d9 7 high t"], ["q2 Q0 d8"]),  # every line's columns first
+    "a chunk twice in a query": (["q2 Q0 d3 9 0.1 t"], []),
+    "a NUL byte": (["q1 Q0 d9\x00 7 1.5 t"], []),
+}
+_GOOD = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
+
+
+@pytest.mark.parametrize("refusal", list(_REFUSALS))
+def test_both_readers_refuse_every_bad_run_in_the_same_words(tmp_path, refusal):
+    """One home for the refusal rules: the in-parts reader names a refused run's line with the in-memory
+    reader's own rules and words — every refusal of it, each case alone and where two compete."""
+    early, late = _REFUSALS[refusal]
+    lines = list(_GOOD)
+    lines[4:4] = early
+    lines[10:10] = late
+    whole, parts = _both_refuse(tmp_path, "\n".join(lines) + "\n")
+    assert whole.line is not None
+    assert str(parts) == str(whole)
+
+
+@pytest.mark.parametrize("first", ['{"query_id": "q1", "results": ["d1"]}', "query_id,chunk_id,score",
+                                   "\n# a comment\n[1, 2]"])
+def test_a_run_of_another_format_is_said_as_in_memory(tmp_path, first):
+    """A .trec file whose first data line is JSON or a CSV header: both readers say it is not a TREC run (the
+    in-parts reader said a column count)."""
+    whole, parts = _both_refuse(tmp_path, first + "\n" + "\n".join(_GOOD) + "\n")
+    assert "this is not a TREC run" in str(whole)
+    assert str(parts) == str(whole)
+
+
+@pytest.mark.parametrize("block", [16, 64, 1000, 4 * 2**20])
+@pytest.mark.parametrize("refusal", ["a short line", "a bad rank, then a bad score", "a bad score, then a short line",
+                                     "a rank past 2^63"])
+def test_the_bad_line_search_names_the_in_memory_line_at_any_block_size(tmp_path, refusal, block):
+    """The in-parts reader searches a refused run a block of whole lines at a time (with polars, not a line at a
+    time in Python): at any block size, bad lines in later blocks, behind blank lines, comments and a BOM, it
+    names the line and words of the in-memory reader."""
+    from ragdiff.core.partitioned import _bad_line
+
+    early, late = _REFUSALS[refusal]
+    lines = ["q0 Q0 d1 1 2.5 t", "", "# note", *_GOOD * 3]
+    lines[30:30] = early
+    lines[44:44] = late
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
+    with pytest.raises(InputError) as whole:
+        load_run(path)
+    assert whole.value.line > 30
+    assert str(_bad_line(path, block)) == str(whole.value)

@@ -27,7 +27,8 @@ from ragdiff.core import textio
 from ragdiff.core.errors import InputError
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
-from ragdiff.core.runs import RUN_SCHEMA, Run, ordered_frame, sniff_run_format
+from ragdiff.core.runs import (RUN_SCHEMA, Run, not_another_format, ordered_frame, sniff_run_format, trec_lines,
+                                trec_refusals)
 
 ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB
 IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
@@ -234,43 +235,31 @@ def _plain_copy(path: Path, copy: Path, block: int = 4 * 2**20) -> Path:
     return copy
 
 
-# a rank as polars' Int64 parse takes it, and the in-memory reader with it (a sign allowed, ASCII digits only)
-_RANK = re.compile(r"[+-]?[0-9]+")
-
-
-def _bad_line(path: Path) -> InputError:
-    """The in-memory reader's refusal of a file polars refused in parts, found by reading it again one line at a
-    time (the in-memory reader would hold the whole file): its first line of too few columns, else its first
-    score that is not a finite number, else its first rank that is not a whole number >= 0 — the order in which
-    the in-memory reader checks the whole file — with its words, by its parse (polars': Python's float() also
-    takes `1_0` and non-ASCII digits, int() ranks past 2^63)."""
-    short = score = rank = None
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            columns = textio.fields(raw.decode("utf-8", errors="replace").removeprefix("\ufeff" if number == 1 else ""))
-            if not columns or columns[0].startswith("#"):
-                continue  # blank, white space only, or a comment: the reader skips it
-            if len(columns) < 6:
-                short = InputError(path, f"expected 6 columns (qid Q0 chunk rank score tag), found {len(columns)}",
-                                   number)
-                break
-            if score is None and not _finite(columns[4]):
-                score = InputError(path, f"score {columns[4]!r} is not a finite number", number)
-            if rank is None and not (_RANK.fullmatch(columns[3]) and 0 <= int(columns[3]) < 2**63):
-                rank = InputError(path, f"rank {columns[3]!r} is not a whole number >= 0 (column 4)", number)
-    found = short or score or rank
+def _bad_line(path: Path, block: int = 4 * 2**20) -> InputError:
+    """The in-memory reader's refusal of a file polars refused in parts, found by its own rules and words
+    (runs.not_another_format, trec_lines, trec_refusals) a block of whole lines at a time (the in-memory reader
+    would hold the whole file): the first data line if it is another format, else the first line of too few
+    columns, else the first score that is not a finite number, else the first rank that is not a whole number
+    >= 0 — the order in which the in-memory reader checks the whole file. The file's text was checked by the
+    first pass (`_checked_blocks`)."""
+    refused: tuple[InputError | None, ...] = (None, None)  # the file's first refused score, its first refused rank
+    seen_data = False
+    with path.open("rb", buffering=0) as handle:
+        handle.seek(len(textio.BOM) * (handle.read(len(textio.BOM)) == textio.BOM))
+        line = 1
+        for _start, lines in _line_blocks(handle, block):
+            text = lines.decode("utf-8", errors="replace")
+            seen_data = seen_data or not_another_format(path, text, line)
+            try:
+                parsed = trec_lines(path, text, line)
+            except InputError as err:  # the file's first line of too few columns: said before any score
+                return err
+            refused = tuple(had or new for had, new in zip(refused, trec_refusals(path, parsed)))
+            line += lines.count(b"\n")
+    found = next((err for err in refused if err is not None), None)
     if found is None:  # pragma: no cover - polars refused a file whose lines all read as valid TREC
         return InputError(path, "could not read the run in parts; expected `qid Q0 chunk rank score tag` lines")
     return found
-
-
-def _finite(score: str) -> bool:
-    if not score.isascii() or "_" in score:
-        return False
-    try:
-        return math.isfinite(float(score))
-    except ValueError:
-        return False
 
 
 def evaluate_partitioned(path: str | Path, gold: Gold, settings: EvalSettings, metrics: list[Metric],

@@ -473,28 +473,27 @@ def _blocks_are_plain(handle, block: int = 4 * 2**20) -> bool:
 
 def _load_any_trec(path: Path) -> pl.DataFrame:
     text = read_text(path)
-    _not_another_format(path, text)
-    # like trec_eval, text after the sixth column is ignored (its own fixture results.trunc has some)
-    parsed = whitespace_columns(path, text, ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
-                                "qid Q0 chunk rank score tag", ignore_extra=True)
-    parsed = parsed.with_columns(
-        score=pl.col("score_raw").cast(pl.Float64, strict=False),
-        rank=pl.col("rank_raw").cast(pl.Int64, strict=False),
-    )
-    _check_scores(path, parsed)
-    bad_rank = parsed.filter(pl.col("rank").is_null() | (pl.col("rank") < 0))
-    if bad_rank.height:
-        row = bad_rank.row(0, named=True)
-        raise InputError(path, f"rank {row['rank_raw']!r} is not a whole number >= 0 (column 4)", row["line"])
+    not_another_format(path, text)
+    parsed = trec_lines(path, text)
+    refused = next((err for err in trec_refusals(path, parsed) if err is not None), None)
+    if refused is not None:
+        raise refused
     return parsed.select(
         "query_id", "chunk_id", "score", pl.lit(0, dtype=pl.UInt32).alias("rank"), pl.col("line").cast(pl.UInt32)
     )
 
 
-def _not_another_format(path: Path, text: str) -> None:
-    """A file read as TREC (`--format trec`, or its name) whose first line is JSON or a CSV header is not a TREC
-    run: say that, rather than a column or score error about JSON text."""
-    for number, line in enumerate(text.split("\n"), 1):
+# The general TREC reader's refusals, in the order it checks a whole file: the first data line (`not_another_
+# format`), every line's columns (`trec_lines`), then every score and then every rank (`trec_refusals`). The
+# in-parts reader (core/partitioned.py) names a refused file's bad line with these same functions, a block of
+# lines at a time: one home for the rules and their words (tests/test_partitioned.py compares both readers).
+
+
+def not_another_format(path: Path, text: str, first_line: int = 1) -> bool:
+    """A file read as TREC (`--format trec`, or its name) whose first data line is JSON or a CSV header is not a
+    TREC run: say that, rather than a column or score error about JSON text. `text`: whole lines from line
+    `first_line`; True when a data line was among them (the one this looks at), False when none was."""
+    for number, line in enumerate(text.split("\n"), first_line):
         stripped = line.strip(SPACE)
         if not stripped or stripped.startswith("#"):
             continue
@@ -506,14 +505,48 @@ def _not_another_format(path: Path, text: str) -> None:
                                    f"({stripped[:30]!r}); expected lines 'qid Q0 chunk rank score tag' — leave "
                                    f"out --format to detect the format, or give --format "
                                    f"{'jsonl or json' if looks == 'JSON' else 'csv'}", number)
-        return
+        return True
+    return False
+
+
+def trec_lines(path: Path, text: str, first_line: int = 1) -> pl.DataFrame:
+    """The data lines of `text` (whole lines of a TREC run from line `first_line`): line, query_id, chunk_id,
+    rank_raw, score_raw, and score (f64) and rank (i64) as polars parses them, null where they are not numbers.
+    A line of too few columns is an InputError naming the first one; like trec_eval, text after the sixth
+    column is ignored (its own fixture results.trunc has some)."""
+    parsed = whitespace_columns(path, text, ["query_id", None, "chunk_id", "rank_raw", "score_raw", None],
+                                "qid Q0 chunk rank score tag", ignore_extra=True, first_line=first_line)
+    return parsed.with_columns(
+        score=pl.col("score_raw").cast(pl.Float64, strict=False),
+        rank=pl.col("rank_raw").cast(pl.Int64, strict=False),
+    )
+
+
+def trec_refusals(path: Path, parsed: pl.DataFrame) -> tuple[InputError | None, InputError | None]:
+    """What the reader refuses in `trec_lines`' lines, in the order it says it: (the first line whose score is
+    not a finite number, the first whose rank is not a whole number >= 0), None where there is none."""
+    return (_score_refusal(path, parsed),
+            _first(path, parsed.filter(pl.col("rank").is_null() | (pl.col("rank") < 0)),
+                   lambda row: f"rank {row['rank_raw']!r} is not a whole number >= 0 (column 4)"))
+
+
+def _first(path: Path, bad: pl.DataFrame, words: Callable[[dict], str]) -> InputError | None:
+    """An InputError on the first of the `bad` rows (with its `line`), in `words` of it; None when there is none."""
+    if not bad.height:
+        return None
+    row = bad.row(0, named=True)
+    return InputError(path, words(row), row["line"])
+
+
+def _score_refusal(path: Path, frame: pl.DataFrame, raw: str = "score_raw") -> InputError | None:
+    return _first(path, frame.filter(pl.col("score").is_null() | ~pl.col("score").is_finite()),
+                  lambda row: f"score {row[raw]!r} is not a finite number")
 
 
 def _check_scores(path: Path, frame: pl.DataFrame, raw: str = "score_raw") -> None:
-    bad = frame.filter(pl.col("score").is_null() | ~pl.col("score").is_finite())
-    if bad.height:
-        row = bad.row(0, named=True)
-        raise InputError(path, f"score {row[raw]!r} is not a finite number", row["line"])
+    refused = _score_refusal(path, frame, raw)
+    if refused is not None:
+        raise refused
 
 
 def _result_items(path: Path, results, line: int, where: str) -> tuple[list[str], list[float | None]]:
@@ -712,9 +745,9 @@ def _load_table(path: Path, fmt: str) -> tuple[pl.DataFrame, str | bool]:
     if scol:
         _check_scores(path, out)
     if rcol:
-        bad = out.filter(pl.col("rank").is_null() | (pl.col("rank") < 0))
-        if bad.height:
-            row = bad.row(0, named=True)
-            raise InputError(path, f"rank {row['rank_raw']!r} is not a whole number >= 0", row["line"])
+        refused = _first(path, out.filter(pl.col("rank").is_null() | (pl.col("rank") < 0)),
+                         lambda row: f"rank {row['rank_raw']!r} is not a whole number >= 0")
+        if refused is not None:
+            raise refused
     out = out.with_columns(pl.col("rank").cast(pl.UInt32)).select("query_id", "chunk_id", "score", "rank", "line")
     return out, ("rank" if rcol else True)

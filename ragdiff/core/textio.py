@@ -138,12 +138,13 @@ def line_of(text: str, needle: str, start: int = 0) -> int | None:
     return None if at < 0 else line_of_offset(text, at)
 
 
-def lines_frame(text: str) -> pl.DataFrame:
-    """One row per physical line (`raw`) with its 1-based `line`; blank lines and `#` comments dropped (blank
-    and leading white space by trec_eval's rule, SPACE)."""
+def lines_frame(text: str, first_line: int = 1) -> pl.DataFrame:
+    """One row per physical line (`raw`) with its `line`, counted from `first_line` (a block of a file: the line
+    it starts on); blank lines and `#` comments dropped (blank and leading white space by trec_eval's rule,
+    SPACE)."""
     return (
         pl.Series("raw", [text]).str.split("\n").explode().to_frame()
-        .with_row_index("line", offset=1)
+        .with_row_index("line", offset=first_line)
         .with_columns(pl.col("raw").str.strip_suffix("\r"))
         .filter(pl.col("raw").str.strip_chars(SPACE) != "")
         .filter(~pl.col("raw").str.strip_chars_start(SPACE).str.starts_with("#"))
@@ -151,16 +152,16 @@ def lines_frame(text: str) -> pl.DataFrame:
 
 
 def whitespace_columns(path: Path, text: str, names: list[str | None], expected: str,
-                       ignore_extra: bool = False) -> pl.DataFrame:
+                       ignore_extra: bool = False, first_line: int = 1) -> pl.DataFrame:
     """Split each data line on runs of white space (trec_eval's, SPACE) into the named columns (None: a column
-    not kept).
+    not kept). `first_line`: the line `text` starts on (`lines_frame`).
 
-    A line with another number of columns is an InputError naming its line and `expected`.
+    A line with another number of columns is an InputError naming its line and `expected` (the first such line).
     """
     space, field = SPACE_CLASS, FIELD_CLASS
     pattern = (f"^{space}*" + f"{space}+".join([f"({field}+)"] * len(names))
                + (f"(?:{space}.*)?$" if ignore_extra else f"{space}*$"))
-    parts = lines_frame(text).with_columns(parts=pl.col("raw").str.extract_groups(pattern))
+    parts = lines_frame(text, first_line).with_columns(parts=pl.col("raw").str.extract_groups(pattern))
     named = [pl.col("parts").struct.field(str(i + 1)).alias(name) for i, name in enumerate(names) if name]
     parsed = parts.with_columns(named)
     bad = parsed.filter(pl.col(next(n for n in names if n)).is_null())
