@@ -396,8 +396,10 @@ def test_rows_of_pairs_is_the_join_on_both_columns_in_the_rows_order(monkeypatch
     assert got.equals(expected)
 
 
+@pytest.mark.parametrize("slice_rows", [7, 1 << 18])  # many slices hashed, or one
 @pytest.mark.parametrize("handed_back", ["reversed", "batches shuffled"])
-def test_rows_of_pairs_keeps_the_rows_order_whatever_order_the_engine_hands_back(monkeypatch, handed_back):
+def test_rows_of_pairs_keeps_the_rows_order_whatever_order_the_engine_hands_back(monkeypatch, handed_back,
+                                                                                slice_rows):
     """rows_of_pairs filters with the streaming engine, which does not promise to keep the rows' order (nor does
     polars 2's default engine for lazy queries): here the engine's answer comes back out of order — reversed, or
     its batches of rows shuffled — and the rows still come out in `rows`' order, as the join on both columns
@@ -421,6 +423,7 @@ def test_rows_of_pairs_keeps_the_rows_order_whatever_order_the_engine_hands_back
         return pl.concat([frame.slice(start, 7) for start in cuts])
 
     monkeypatch.setattr(pl.LazyFrame, "collect", out_of_order)
+    monkeypatch.setattr(metrics_mod, "_HASHED_ROWS", slice_rows)
     rows, pairs = _rows_and_pairs(random.Random(9), rows=(2_000, 30, 200), pairs=(600, 30, 200))
     for how in ("inner", "semi"):
         got = metrics_mod.rows_of_pairs(rows, pairs, how=how)

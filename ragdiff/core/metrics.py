@@ -436,17 +436,17 @@ def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") ->
     labels a good part of the corpus: at 10,000 queries over 200,000 chunks it let 5.3M of a 10M-line run's
     rows through to the join (a million lines: 80,000). The hashes are taken by the streaming engine, a batch
     at a time: hashed whole, the two evaluations' 8-byte hashes of every row raised the 1M diff's peak by
-    ~17 MiB; streamed, the peak is as before and the 10M pair's fell 1,830 -> 1,390 MiB (bench/RESULTS.md).
-    The streaming engine does not promise to hand its batches back in order: each row carries its number
-    through the filter and the few that pass are put back in `rows`' order by it (tests/test_metrics.py)."""
+    ~17 MiB; a slice of `_HASHED_ROWS` rows at a time, the peak is as before and the 10M pair's fell 1,830 ->
+    1,390 MiB (bench/RESULTS.md). The slices' masks are joined in order and the rows filtered eagerly: no
+    engine's batch order is relied on (the streaming engine, polars 2's lazy default, does not promise it;
+    tests/test_metrics.py)."""
     keys = pairs.select(_pair_hash()).to_series().implode()
-    found = (rows.lazy().with_row_index(_ROW).filter(_pair_hash().is_in(keys)).collect(engine="streaming"))
-    if not found.get_column(_ROW).is_sorted():
-        found = found.sort(_ROW)
-    return found.drop(_ROW).join(pairs, on=["query_id", "chunk_id"], how=how, maintain_order="left")
+    mask = pl.concat([rows.slice(start, _HASHED_ROWS).select(_pair_hash().is_in(keys)).to_series()
+                      for start in range(0, rows.height, _HASHED_ROWS)] or [pl.Series(dtype=pl.Boolean)])
+    return rows.filter(mask).join(pairs, on=["query_id", "chunk_id"], how=how, maintain_order="left")
 
 
-_ROW = "__ragdiff_row"  # rows_of_pairs' row numbers (a name no input column has)
+_HASHED_ROWS = 1 << 18  # rows rows_of_pairs hashes at a time: 2 MiB of hashes
 
 
 def _pair_hash() -> pl.Expr:
