@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -459,41 +460,52 @@ class HitsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+def detached(work: Callable[[], object], name: str) -> tuple[bool, object]:
+    """`work()` on a daemon thread, waited for by the calling Textual thread worker: (True, what it returned or
+    the exception it raised), or (False, None) as soon as the worker is cancelled — the app cancels its workers as
+    it ends, and a quit must not wait for a build or a load (1-2 s at 10,000 queries). With the work on the
+    worker's own thread (the default executor), the screen left at once but asyncio.run's executor shutdown
+    then waited for the work to end; neither it nor the interpreter's exit joins a daemon thread. Only for work
+    that reads: a label write runs on the label writer's thread, which the app waits for (LabelSession.close)."""
+    from textual.worker import get_current_worker
+
+    worker = get_current_worker()
+    out: list = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            out.append(work())
+        except Exception as err:  # noqa: BLE001 - handed to the worker, which says it
+            out.append(err)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    while not done.wait(0.05):
+        if worker.is_cancelled:  # the app is ending: nobody will read the result
+            return False, None
+    return True, out[0]
+
+
 def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
     """The review's judging queue, from a Textual thread worker: `runs` and `gold` are the review model's as they
     were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
     arrive meanwhile, flags included, are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
 
-    The build itself (1-2 s at 10,000 queries) runs on a daemon thread that this worker waits for, so quitting
-    meanwhile is not held by it: the app cancels its workers as it ends, this one returns within ~50 ms, and
-    neither asyncio's executor shutdown nor the interpreter's exit joins the daemon thread (it only reads).
-    The flags file is read on that thread too; a flag whose write is still under way then (its line torn or not
-    yet there) reaches the queue as its MarkDone, which comes after J."""
-    from textual.worker import get_current_worker
-
+    The build (1-2 s at 10,000 queries) is `detached`: quitting meanwhile does not wait for it. The flags file is
+    read there too; a flag whose write is still under way then (its line torn or not yet there) reaches the
+    queue as its MarkDone, which comes after J."""
     from ragdiff.core.pool import read_flags
 
-    worker = get_current_worker()
-    built: list = []
-    done = threading.Event()
-
-    def build() -> None:
-        try:
-            built.append(JudgeQueue.build(runs, gold, pool, read_flags(label_path)))
-        except Exception as err:  # noqa: BLE001 - said on the status line, never a traceback on screen
-            built.append(err)
-        finally:
-            done.set()
-
-    threading.Thread(target=build, name="ragdiff-judge-queue", daemon=True).start()
-    while not done.wait(0.05):
-        if worker.is_cancelled:  # the app is ending: nobody will open the queue
-            return
-    if isinstance(built[0], Exception):
-        err = built[0]
-        post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(err).__name__}: {err}"))
+    finished, built = detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path)),
+                               "ragdiff-judge-queue")
+    if not finished:
         return
-    post(QueueBuilt(built[0], start_query))
+    if isinstance(built, Exception):  # said on the status line, never a traceback on screen
+        post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(built).__name__}: {built}"))
+        return
+    post(QueueBuilt(built, start_query))
 
 
 def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:
@@ -543,31 +555,37 @@ class JudgeApp(OrderedKeysApp):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
+        """The inputs read and the queue built, `detached`: ctrl+q while they load ends the process at once."""
         from ragdiff.core.errors import InputError
+
+        finished, loaded = detached(self._read_inputs, "ragdiff-judge-load")
+        if not finished:
+            return
+        if isinstance(loaded, InputError):
+            self.post_message(LoadFailed(str(loaded)))
+        elif isinstance(loaded, Exception):  # one message, never a traceback on screen
+            self.post_message(LoadFailed(f"cannot open the judging queue: {type(loaded).__name__}: {loaded}"))
+        else:
+            self.call_from_thread(self._open, *loaded)
+
+    def _read_inputs(self) -> tuple[JudgeQueue, str]:
         from ragdiff.core.gold import load_gold
         from ragdiff.core.pool import read_flags
         from ragdiff.core.runs import load_run
 
         inputs = self.inputs
-        try:
-            gold = load_gold(inputs.gold, inputs.gold_format)
-            if self.corpus is None and gold.corpus_path and gold.recorded_corpus().is_file():
-                self.corpus = CorpusIndex(gold.recorded_corpus())
-            runs = [load_run(path, inputs.run_format) for path in inputs.runs]
-            names = [run.name for run in runs]
-            for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
-                if names.count(run.name) > 1:
-                    run.name = f"{RUN_LETTERS[i]} {run.name}"
-            queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
-            if self.corpus is not None:
-                self.corpus.build()
-        except InputError as err:
-            self.post_message(LoadFailed(str(err)))
-            return
-        except Exception as err:  # noqa: BLE001 - one message, never a traceback on screen
-            self.post_message(LoadFailed(f"cannot open the judging queue: {type(err).__name__}: {err}"))
-            return
-        self.call_from_thread(self._open, queue, gold.format)
+        gold = load_gold(inputs.gold, inputs.gold_format)
+        if self.corpus is None and gold.corpus_path and gold.recorded_corpus().is_file():
+            self.corpus = CorpusIndex(gold.recorded_corpus())
+        runs = [load_run(path, inputs.run_format) for path in inputs.runs]
+        names = [run.name for run in runs]
+        for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
+            if names.count(run.name) > 1:
+                run.name = f"{RUN_LETTERS[i]} {run.name}"
+        queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
+        if self.corpus is not None:
+            self.corpus.build()
+        return queue, gold.format
 
     def _open(self, queue: JudgeQueue, fmt: str) -> None:
         self.session.open(fmt)
