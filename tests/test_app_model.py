@@ -481,3 +481,23 @@ def test_k_walked_down_and_about_is_a_fresh_models_k(sample_runs):
         got = _view_of(model)
         for part in got:
             assert same(got[part], fresh[k][part]), (k, part)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_one_flips_rule_for_the_core_and_the_review(lesson, monkeypatch, k):
+    """diff.flips_of is the one home of the flips' rule: `ragdiff diff`'s flips and the review's view at k
+    both read it (the review's view_at restated it on its own hit arrays). A changed rule (here: the runs'
+    parts swapped) changes both."""
+    from ragdiff.core import diff
+
+    model = make_model(lesson, k=k)
+    ev_a = evaluate(model.run_a, model.gold, model.settings, model.metrics)
+    ev_b = evaluate(model.run_b, model.gold, model.settings, model.metrics)
+    h2m, m2h = flips(ev_a, ev_b, k)
+    assert (model.visible("hit_to_miss"), model.visible("miss_to_hit")) == (h2m, m2h)
+    assert h2m or m2h  # the lesson flips at these k's: the swap below can be seen
+    rule = diff.flips_of
+    monkeypatch.setattr(diff, "flips_of", lambda ids, a, b: rule(ids, b, a))
+    assert flips(ev_a, ev_b, k) == (m2h, h2m)
+    swapped = make_model(lesson, k=k)
+    assert (swapped.visible("hit_to_miss"), swapped.visible("miss_to_hit")) == (m2h, h2m)

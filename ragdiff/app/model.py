@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
-from ragdiff.core.diff import flips as core_flips
+from ragdiff.core import diff as core_diff
 from ragdiff.core.gold import Gold
 from ragdiff.core import vocab
 from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, judged_pairs,
@@ -209,9 +209,8 @@ class Basis:
     positions: list[int]  # its position in the gold set
     ids: np.ndarray  # `order` as an object array (the filters' members are masks of it)
     scored: tuple[np.ndarray, np.ndarray]  # per run, per query in `order`: scored by the run's evaluation
-    counted: np.ndarray  # per query in `order`: scored (run A's slots), where unjudged@k counts
     unanswerable_ids: list[str]
-    scored_in_order: bool  # run A's scored queries (its per_query rows) come in `order`'s order
+    both_scored: np.ndarray  # the queries both runs scored, as places in `order`, in run A's per-query order
 
     @classmethod
     def build(cls, generation: int, settings: EvalSettings, prepared: tuple[PreparedRun, PreparedRun],
@@ -232,7 +231,7 @@ class Basis:
         ids = np.array(order, dtype=object)
         return cls(generation, settings, prepared, by_k, unjudged, queries, order, at, present, slots,
                    unanswerable, queries.get_column("text").to_list(), queries.get_column("position").to_list(),
-                   ids, tuple(by_run), scored, ids[unanswerable].tolist(), bool(np.all(np.diff(slots[0]) > 0)))
+                   ids, tuple(by_run), ids[unanswerable].tolist(), slots[0][by_run[1][slots[0]]])
 
 
 @dataclass
@@ -260,7 +259,7 @@ def view_at(basis: Basis, k: int) -> KView:
     eval_a, eval_b = (by_k.score(settings, metrics) for by_k in basis.by_k)
     n = len(basis.order)
     counted = basis.unjudged is not None
-    sides = []
+    sides, recalls = [], []
     for i, (ev, slots) in enumerate(((eval_a, basis.slots[0]), (eval_b, basis.slots[1]))):
         values = ev.per_query
         columns = []
@@ -270,18 +269,16 @@ def view_at(basis: Basis, k: int) -> KView:
             columns.append(column)
         # unjudged@k counts the scored queries' unjudged chunks, as judged@k, the bounds and diff's unjudged
         # check do (metrics.unjudged_in): an unanswerable query is in no score, and has its own filter
-        unjudged = (np.where(basis.counted, basis.unjudged[i].upto(k), 0) if counted
+        unjudged = (np.where(basis.scored[0], basis.unjudged[i].upto(k), 0) if counted
                     else np.zeros(n, dtype=np.int64))
         sides.append(SideAtK(basis.scored[i], columns[0] > 0, columns[1], columns[2], unjudged))
+        recalls.append(columns[0])
     a, b = sides
     ids = basis.ids
-    if basis.scored_in_order:
-        # the core's flips (diff.flips: recall@k > 0 in one run and 0 in the other, over the queries both
-        # scored, in A's order) read off the same hits: A's per-query order is the gold order here
-        both = a.scored & b.scored
-        hit_to_miss, miss_to_hit = ids[both & a.hit & ~b.hit].tolist(), ids[both & ~a.hit & b.hit].tolist()
-    else:
-        hit_to_miss, miss_to_hit = core_flips(eval_a, eval_b, k)
+    # the core's flips (core_diff.flips_of: recall@k > 0 in one run and 0 in the other, over the queries both
+    # scored, in A's order) of the same recall columns
+    both = basis.both_scored
+    hit_to_miss, miss_to_hit = core_diff.flips_of(ids[both], recalls[0][both], recalls[1][both])
     flipped = np.zeros(n, dtype=bool)
     flipped[[basis.at[q] for q in hit_to_miss]] = True
     flipped[[basis.at[q] for q in miss_to_hit]] = True

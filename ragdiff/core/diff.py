@@ -42,9 +42,17 @@ def paired(ev_a: RunEval, ev_b: RunEval, metric: Metric) -> pl.DataFrame:
 def flips(ev_a: RunEval, ev_b: RunEval, k: int) -> tuple[list[str], list[str]]:
     """(hit→miss, miss→hit) query ids at k: a hit is any relevant chunk in the top k (recall@k)."""
     pairs = paired(ev_a, ev_b, Metric("recall", k))
-    hit_to_miss = pairs.filter((pl.col("a") > 0) & (pl.col("b") == 0)).get_column("query_id").to_list()
-    miss_to_hit = pairs.filter((pl.col("a") == 0) & (pl.col("b") > 0)).get_column("query_id").to_list()
-    return hit_to_miss, miss_to_hit
+    return flips_of(pairs.get_column("query_id").to_numpy(), pairs.get_column("a").to_numpy(),
+                    pairs.get_column("b").to_numpy())
+
+
+def flips_of(ids: np.ndarray, recall_a: np.ndarray, recall_b: np.ndarray) -> tuple[list[str], list[str]]:
+    """The flips' rule on arrays: `ids` (the queries both runs scored, in A's order) and their recall@k in A
+    and in B; hit→miss where A's is > 0 and B's is 0, miss→hit the other way (`flips`; the review reads its
+    view at k through it too)."""
+    hit_to_miss = (recall_a > 0) & (recall_b == 0)
+    miss_to_hit = (recall_a == 0) & (recall_b > 0)
+    return ids[hit_to_miss].tolist(), ids[miss_to_hit].tolist()
 
 
 _flip_ids = flips  # `compare` takes a keyword named flips (the number of sign flips)
