@@ -385,3 +385,37 @@ async def test_no_cyclic_collection_while_loading_and_back_on_after(lesson, sett
     assert app.failure and "no model" in app.failure
     assert seen == [False, False]
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("over", ["question_mark", "w"])
+async def test_a_mark_saved_under_help_or_which_k_is_drawn_when_it_closes(lesson, pane, settled, over):
+    """`x` then `?` (or `w`) at machine speed: the mark is saved while the other screen is open; closing it
+    shows the review with the mark drawn (the ranked list's row and the header), as a fresh app opened on the
+    saved file shows it. The review caught up only when the judging queue closed."""
+    app = lesson_app(lesson, reviewer="tester")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")
+        await settled(pilot)
+        # x and the other screen's key in one go, as keys typed together arrive: the writer's answer comes
+        # once the other screen is open
+        app.action_mark("not_relevant")
+        app.action_help() if over == "question_mark" else app.action_which_k()
+        await settled(pilot)
+        assert app.screen is not app.screen_stack[0]
+        assert app._stale  # the mark was saved under the other screen
+        await pilot.press("escape")
+        await settled(pilot)
+        assert app.screen is app.screen_stack[0]
+        shown = pane(app, app.query_one("#list-b"))
+        header = pane(app, app.query_one("#header"))
+    assert "policy-31" in lesson["gold"].read_text()
+    fresh = lesson_app(lesson)
+    async with fresh.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")
+        await settled(pilot)
+        assert shown == pane(fresh, fresh.query_one("#list-b"))
+        assert header == pane(fresh, fresh.query_one("#header"))
+    b_line = next(line for line in shown if "policy-31" in line)
+    assert " · " in b_line

@@ -231,7 +231,18 @@ class ReviewApp(OrderedKeysApp):
             ranked.follow = self._chunk_moved
         self.focus_now(self.query_one(QueryList))
         self._exit_on_signals()
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self._load()
+
+    def _screen_changed(self, screen) -> None:
+        """Back on the review from any screen over it (?, w, v, J): what came meanwhile and was not drawn under
+        it (a mark saved, the corpus index, the unjudged rows: `_stale`) is drawn now. Only the judging queue
+        caught up on its way back (its close callback): a mark saved while ? or w was open stayed off the
+        review's numbers and lists until something else redrew them."""
+        if screen is self.screen_stack[0] and self._stale and self.model is not None:
+            self._stale = False
+            self.show_numbers()
+            self.show_chunk()
 
     def _exit_on_signals(self) -> None:
         """SIGTERM, SIGHUP, or a SIGINT sent from outside (Ctrl+C itself arrives as a key): leave the way `q`
@@ -887,10 +898,7 @@ class ReviewApp(OrderedKeysApp):
 
     def _back_from_judging(self) -> None:
         self._judge_screen = None
-        if self._stale and self.model is not None:
-            self.show_numbers()
-            self.show_chunk()
-        self._stale = False
+        # what the queue's marks changed is drawn by _screen_changed, as for every screen over the review
         self.set_status("back from the judging queue · every decision is saved")
 
     def show_numbers(self) -> None:
