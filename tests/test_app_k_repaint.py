@@ -124,3 +124,34 @@ async def test_the_comparison_sees_a_row_left_unpainted(sample_runs, tmp_path, m
         patch.setattr(RankedList, "_refresh_changed", lambda self: None)
         stale, _, _ = await after_keys(folder, size, "+ + + +", before="s")
     assert stale != expected
+
+
+@pytest.mark.parametrize("size", [(140, 40), (80, 24)])
+async def test_next_query_leaves_the_scroll_bars_of_unchanged_lists_alone(sample_runs, size, monkeypatch):
+    """`]` typed in a burst lays the screen out (the chunk pane shows another text): a list whose size and line
+    count did not change keeps its scroll bars as drawn (ScrollView updated and repainted them on every layout),
+    and a list whose line count changed has bars that say so — its thumb reads the new count, as a fresh
+    app's does."""
+    from textual.scrollbar import ScrollBar
+
+    repainted: dict[str, int] = {}
+    real = ScrollBar.refresh
+
+    def counted(self, *args, **kwargs):
+        owner = getattr(self.parent, "id", None)
+        repainted[owner] = repainted.get(owner, 0) + 1
+        return real(self, *args, **kwargs)
+
+    app = sample_app(sample_runs, k=START)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        monkeypatch.setattr(ScrollBar, "refresh", counted)
+        await send_keys(pilot, *["right_square_bracket"] * 6)
+        await settle(pilot)
+        monkeypatch.setattr(ScrollBar, "refresh", real)
+        assert app.query_one(QueryList).virtual_size.height == len(app.visible_ids)
+        assert repainted.get("queries", 0) == 0
+        for widget in (app.query_one(QueryList), *app.query(RankedList)):
+            if widget.show_vertical_scrollbar:
+                assert widget.vertical_scrollbar.window_virtual_size == widget.virtual_size.height
+                assert widget.vertical_scrollbar.window_size == widget.scrollable_content_region.height

@@ -46,6 +46,7 @@ class LineList(ScrollView, can_focus=True):
     # repaint=False: watch_cursor repaints the two rows that change, not the whole list
     cursor: reactive[int] = reactive(0, always_update=True, init=False, repaint=False)
     _border_row: str | None = None  # "top"/"bottom" while `set_border` sets a title/subtitle
+    _sized: tuple | None = None  # (size, container size, virtual size) the scroll bars were last updated for
 
     class Moved(Message):
         def __init__(self, sender: "LineList", index: int) -> None:
@@ -186,6 +187,19 @@ class LineList(ScrollView, can_focus=True):
             strip = strip.crop_extend(0, width, base)
             self._cache[key] = strip
         return strip
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        """Textual's, skipped when the screen's layout brings nothing new for this list: the same size, the same
+        container and the virtual size (the lines, set by `reset`) the scroll bars were last updated for.
+        ScrollView's compares the virtual size the layout proposes, which it then ignores (a list's is its own),
+        with the list's: they always differ, so every layout of the screen (the chunk pane's new text on each
+        `]`) updated the three lists' scroll bars and repainted them (Textual 8.2.8)."""
+        seen = (size, container_size, self.virtual_size)
+        if seen == self._sized:
+            return False
+        resized = super()._size_updated(size, virtual_size, container_size, layout)
+        self._sized = (size, container_size, self.virtual_size)
+        return resized
 
     def on_resize(self) -> None:
         self.virtual_size = Size(max(1, self.size.width), self._count)
