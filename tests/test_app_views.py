@@ -61,3 +61,46 @@ async def test_corpus_named_by_the_label_file_and_its_snapshot(tmp_path, screen,
             assert "refunds within fourteen days" in "\n".join(screen(app))
             status = "\n".join(pane(app, app.query_one("#status")))
             assert ("is not the corpus snapshot gold.yaml records" in status) == said, status
+
+
+async def test_a_ranked_line_is_drawn_from_its_cache_key_alone(sample_runs, settled):
+    """RankedList caches a line by what it shows (`row_key`: the item and the column widths), which is right only
+    while `render_key` reads nothing outside that key: `id_class` and `label_cell` read the row's own
+    relevant, level and grade (a row that records what is read says so), and a key drawn again with the list
+    showing another query, another k and other rows gives the same line."""
+    from ragdiff.app.widgets.ranked_list import RankedList, id_class, label_cell
+    from ragdiff.core import vocab
+
+    reads: set[str] = set()
+
+    class Row:
+        def __init__(self, **fields):
+            self._fields = fields
+
+        def __getattr__(self, name):
+            reads.add(name)
+            return self._fields[name]
+
+    for level in (vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED, None):
+        for grade in (None, -1, 0, 1, 3):
+            for relevant in (False, True):
+                row = Row(level=level, grade=grade, relevant=relevant)
+                id_class(row)
+                label_cell(row.level, row.grade, row.relevant)
+    assert reads == {"level", "grade", "relevant"}
+
+    from test_app_pilot import sample_app
+
+    app = sample_app(sample_runs, k=5)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        ranked = app.query_one("#list-a", RankedList)
+        width = ranked.scrollable_content_region.width
+        keys = [ranked.row_key(i) for i in range(ranked.line_count())]
+        drawn = [ranked.render_key(key, width) for key in keys]
+        app.model.set_k(9)
+        ranked.show(app.model, app.model.visible()[-1])
+        await settled(pilot)
+        assert [ranked.row_key(i) for i in range(ranked.line_count())] != keys
+        again = [ranked.render_key(key, width) for key in keys]
+        assert [(t.plain, t.spans, t.style) for t in again] == [(t.plain, t.spans, t.style) for t in drawn]
