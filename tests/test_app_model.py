@@ -501,3 +501,29 @@ def test_one_flips_rule_for_the_core_and_the_review(lesson, monkeypatch, k):
     assert flips(ev_a, ev_b, k) == (m2h, h2m)
     swapped = make_model(lesson, k=k)
     assert (swapped.visible("hit_to_miss"), swapped.visible("miss_to_hit")) == (m2h, h2m)
+
+
+@pytest.mark.parametrize("level", ["gold", "evidence"])
+def test_qrels_are_the_judgments_rows_in_their_order(tmp_path, level):
+    """The model takes gold.qrels(level)'s grades beside the judgments they come from (no join): they must be
+    the same rows in the same order, one grade each, for every kind of judgment and a chunk judged in two
+    queries."""
+    (tmp_path / "gold.yaml").write_text(
+        "queries:\n  - id: q2\n    text: two\n    gold: {c1: 2, c9: 1}\n    evidence: [c3]\n    not_relevant: [c2]\n"
+        "  - id: q1\n    text: one\n    gold: [c3]\n    evidence: {c1: 2}\n    not_relevant: [c4]\n")
+    gold = load_gold(tmp_path / "gold.yaml")
+    qrels = gold.qrels(level)
+    assert qrels.height == gold.judgments.height > 0
+    assert qrels.select("query_id", "chunk_id").equals(gold.judgments.select("query_id", "chunk_id"))
+    model = ReviewModel(load_run_text(tmp_path, "q1 Q0 c3 1 0.9 a\nq2 Q0 c1 1 0.9 a\n"),
+                        load_run_text(tmp_path, "q1 Q0 c1 1 0.9 b\nq2 Q0 c3 1 0.9 b\n"), gold,
+                        EvalSettings(k=1, depth=5, level=level))
+    joined = gold.judgments.select("query_id", "chunk_id", "grade", "level").join(
+        qrels.rename({"grade": "effective"}), on=["query_id", "chunk_id"], how="left", maintain_order="left")
+    assert model._labels(gold).equals(joined)
+
+
+def load_run_text(folder, text: str):
+    path = folder / f"run{len(list(folder.glob('run*.trec')))}.trec"
+    path.write_text(text)
+    return load_run(path)
