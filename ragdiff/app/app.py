@@ -220,6 +220,7 @@ class ReviewApp(OrderedKeysApp):
         self._show_run("b" if self.active_side == "a" else "a", focus=True)
 
     def on_mount(self) -> None:
+        self._load()  # first: the files are read while the rest of the screen is set up
         self._show_run("a")
         self.query_one("#queries", QueryList).set_border(title="queries")
         self.query_one("#list-a", RankedList).set_border(title="A")
@@ -232,7 +233,6 @@ class ReviewApp(OrderedKeysApp):
         self.focus_now(self.query_one(QueryList))
         self._exit_on_signals()
         self.screen_change_signal.subscribe(self, self._screen_changed)
-        self._load()
 
     def _screen_changed(self, screen) -> None:
         """Back on the review from any screen over it (?, w, v, J): what came meanwhile and was not drawn under
