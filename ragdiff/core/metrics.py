@@ -434,12 +434,12 @@ def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") ->
     keys by encoding both, row by row: +45 MiB at a million rows) runs over those few; a hash that collides only
     lets a row through to the join, which drops it. The chunk id alone stops sorting them out once the gold set
     labels a good part of the corpus: at 10,000 queries over 200,000 chunks it let 5.3M of a 10M-line run's
-    rows through to the join (a million lines: 80,000). The hashes are taken by the streaming engine, a batch
-    at a time: hashed whole, the two evaluations' 8-byte hashes of every row raised the 1M diff's peak by
-    ~17 MiB; a slice of `_HASHED_ROWS` rows at a time, the peak is as before and the 10M pair's fell 1,830 ->
-    1,390 MiB (bench/RESULTS.md). The slices' masks are joined in order and the rows filtered eagerly: no
-    engine's batch order is relied on (the streaming engine, polars 2's lazy default, does not promise it;
-    tests/test_metrics.py)."""
+    rows through to the join (a million lines: 80,000). The hashes are taken eagerly, a slice of
+    `_HASHED_ROWS` rows at a time: hashed whole, the two evaluations' 8-byte hashes of every row raised the 1M
+    diff's peak by ~17 MiB; a slice at a time, the peak is as before and the 10M pair's fell 1,830 -> 1,390 MiB
+    (bench/RESULTS.md). The slices' masks are joined in order, so no engine's batch order is relied on (the
+    streaming engine, polars 2's lazy default, does not promise it); tests/test_metrics.py holds every slice
+    size against the plain join."""
     keys = pairs.select(_pair_hash()).to_series().implode()
     mask = pl.concat([rows.slice(start, _HASHED_ROWS).select(_pair_hash().is_in(keys)).to_series()
                       for start in range(0, rows.height, _HASHED_ROWS)] or [pl.Series(dtype=pl.Boolean)])
