@@ -33,7 +33,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, QueueBuilt,
                                   UnjudgedReady, VerdictsReady, ViewReady)
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
@@ -603,7 +603,7 @@ class ReviewApp(OrderedKeysApp):
 
     def take_paste(self, text: str) -> bool:
         if self.searching and self.screen is self.screen_stack[0]:
-            self._set_search(self.search + " ".join(text.split()))
+            self._set_search(paste_into(self.search, text))
             return True
         return super().take_paste(text)
 
@@ -667,7 +667,8 @@ class ReviewApp(OrderedKeysApp):
             self._set_search(text)
         if ended in ("enter", "leave"):
             self._end_search()
-        # other keys do nothing while searching (ctrl+c still quits); tab/up/down go on to do their usual
+        # other keys do nothing while searching; tab/up/down go on to do their usual, and so do the ctrl keys:
+        # Textual's ctrl+q quits, its ctrl+c only says "press ctrl+q to quit" (Textual 8 no longer quits on it)
         return ended != "leave" and not event.key.startswith("ctrl+")
 
     def _set_search(self, text: str) -> None:

@@ -12,7 +12,6 @@ The same screen opens from `ragdiff review` (key `J`) on the query on screen, sh
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys
+from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
@@ -365,7 +364,7 @@ class JudgeScreen(Screen):
     def take_paste(self, text: str) -> bool:
         if not self.searching:
             return False
-        self.search += re.sub(r"\s+", " ", text)  # a line break is a space; the words stay apart from the query's
+        self.search = paste_into(self.search, text)
         self.query_one(SearchBar).show(self.search, active=True)
         return True
 

@@ -7,6 +7,8 @@ goes to Textual's priority bindings, which run as the key arrives.
 
 from __future__ import annotations
 
+import re
+
 from textual import events
 from textual.app import App
 from textual.binding import Binding
@@ -97,6 +99,12 @@ class OrderedKeysApp(App[int]):
     def take_paste(self, text: str) -> bool:
         taker = getattr(self.screen, "take_paste", None)
         return bool(taker and taker(text))
+
+
+def paste_into(text: str, pasted: str) -> str:
+    """A paste typed onto a search line's `text` where the cursor is (its end): each run of white space, a line
+    break included, is one space, kept at either end so the pasted words stay apart from the words there."""
+    return text + re.sub(r"\s+", " ", pasted)
 
 
 def edit_line(text: str, event: events.Key) -> tuple[str, str | None]:
