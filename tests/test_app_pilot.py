@@ -391,7 +391,8 @@ async def test_no_cyclic_collection_while_loading_and_back_on_after(lesson, sett
 async def test_a_mark_saved_under_help_or_which_k_is_drawn_when_it_closes(lesson, pane, settled, over):
     """`x` then `?` (or `w`) at machine speed: the mark is saved while the other screen is open; closing it
     shows the review with the mark drawn (the ranked list's row and the header), as a fresh app opened on the
-    saved file shows it. The review caught up only when the judging queue closed."""
+    saved file shows it, and its status line says the mark was saved (it still said "writing: …": the outcome
+    came under the other screen and was never said). The review caught up only when the judging queue closed."""
     app = lesson_app(lesson, reviewer="tester")
     async with app.run_test(size=SIZE) as pilot:
         await settled(pilot)
@@ -409,6 +410,8 @@ async def test_a_mark_saved_under_help_or_which_k_is_drawn_when_it_closes(lesson
         assert app.screen is app.screen_stack[0]
         shown = pane(app, app.query_one("#list-b"))
         header = pane(app, app.query_one("#header"))
+        status = " ".join(pane(app, app.query_one("#status")))
+        assert "policy-31 for q1: not relevant · saved to gold.yaml" in status, status
     assert "policy-31" in lesson["gold"].read_text()
     fresh = lesson_app(lesson)
     async with fresh.run_test(size=SIZE) as pilot:

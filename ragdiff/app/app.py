@@ -846,12 +846,15 @@ class ReviewApp(OrderedKeysApp):
         judge = self._judge_screen  # the one J opened (_open_judge), while it is up
         if judge is not None and judge in self.screen_stack:
             judge.mark_done(message)
+        status = Text(clean(message.status), style="bold red" if message.error else "")
         if not self.on_review:
             self._stale = self._stale or bool(changed)
+            if judge is None or judge not in self.screen_stack:  # made on the review, then ?, w or v opened:
+                self.set_status(status)  # said on the review's status line, under the screen over it
             return
         if changed and self.model is not None:
             self.show_numbers()
-        self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
+        self.set_status(status)
 
     def action_judge(self) -> None:
         """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
