@@ -5,12 +5,7 @@ interpreter's exit waits for (judge.detached)."""
 
 from __future__ import annotations
 
-import os
-import pty
 import shutil
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -18,7 +13,7 @@ import pytest
 
 from ragdiff.core.gold import load_gold
 
-from test_app_signals import read_until
+from held_quit import quit_while_held
 
 LESSON = Path(__file__).parent / "data" / "lesson"
 
@@ -46,44 +41,10 @@ def test_quitting_while_the_queue_is_built_ends_the_process_at_once(tmp_path, co
     gold = tmp_path / "gold.yaml"
     shutil.copy(LESSON / "gold.yaml", gold)
     before = gold.read_bytes()
-    script, started, release = tmp_path / "held.py", tmp_path / "started", tmp_path / "release"
-    script.write_text(HELD)
     runs = [str(LESSON / "runs.json")] * (2 if command == "review" else 1)
-    main_fd, child_fd = pty.openpty()
-    os.set_blocking(main_fd, False)
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "140", "LINES": "40"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, str(script), str(started), str(release), command, *runs,
-                             "--gold", str(gold)],
-                            stdin=child_fd, stdout=child_fd, stderr=child_fd, env=env, start_new_session=True)
-    os.close(child_fd)
-    try:
-        screen = read_until(main_fd, b"refund window" if command == "review" else b"loading", 30)
-        assert b"\x1b[?1049h" in screen, "the app never took the screen"
-        if command == "review":
-            os.write(main_fd, b"J")
-        for _ in range(1500):  # up to 30 s on a loaded machine: the build has begun
-            if started.exists():
-                break
-            read_until(main_fd, b"\0", 0.02)
-        assert started.exists(), "the queue's build never started"
-        os.write(main_fd, b"\x11")  # ctrl+q
-        rest = read_until(main_fd, b"\x1b[?1049l", 20)
-        try:
-            code = proc.wait(timeout=20)  # the build is still held: the old code waited for it here, for ever
-        except subprocess.TimeoutExpired:
-            code = None
-        assert not release.exists()
-        assert code == 0, "the process waited for the judging queue's build"
-    finally:
-        release.touch()
-        # a process that still does not end is killed with its session: on the old code one was left behind,
-        # spinning a core for 88 minutes and skewing every measurement of a session
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        os.close(main_fd)
+    code, rest = quit_while_held(tmp_path, HELD, [command, *runs, "--gold", str(gold)],
+                                 ready=b"refund window" if command == "review" else b"loading",
+                                 keys=b"J" if command == "review" else b"")
+    assert code == 0, "the process waited for the judging queue's build"
     assert b"\x1b[?1049l" in rest, "the alternate screen was not left: terminal not restored"
     assert gold.read_bytes() == before and load_gold(gold).queries.height == 3

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -83,6 +83,30 @@ class ReviewInputs:
 
 
 _key = key  # every review binding runs as its key arrives (see the module's docstring)
+
+
+def side_by_side(*jobs):
+    """Each job on a daemon thread of its own, all at once; what they returned, in order, or the first job's
+    exception in that order. Daemon threads, not a ThreadPoolExecutor: the interpreter's exit joins an
+    executor's threads, so quitting during the load waited for the reads to end."""
+    out: list = [None] * len(jobs)
+
+    def run(index: int, job) -> None:
+        try:
+            out[index] = (True, job())
+        except BaseException as err:  # noqa: BLE001 - raised again on the caller's thread
+            out[index] = (False, err)
+
+    threads = [threading.Thread(target=run, args=(i, job), name=f"ragdiff-read-{i}", daemon=True)
+               for i, job in enumerate(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for ok, value in out:
+        if not ok:
+            raise value
+    return [value for _, value in out]
 
 
 def _grade_bindings() -> list[Binding]:
@@ -172,6 +196,7 @@ class ReviewApp(OrderedKeysApp):
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
+        self._collector_was_on: bool | None = None  # gc.isenabled() when on_mount turned the collector off
 
     # ---- layout -------------------------------------------------------------------------------------------
 
@@ -220,6 +245,15 @@ class ReviewApp(OrderedKeysApp):
         self._show_run("b" if self.active_side == "a" else "a", focus=True)
 
     def on_mount(self) -> None:
+        # no automatic cyclic collection from here to the first screen: the reading and the model make hundreds
+        # of thousands of Python objects (ids, dicts, lists) and each collection their count sets off walked
+        # them and every object of Textual's again (75 ms of CPU at 10,000 queries, ~150 collections). The
+        # switch is the process's, so the mount and the first paint on this thread run without it too, which
+        # is meant: what they make is bounded (one screen), and `_collector_back` collects once, after the
+        # first screen, before freezing what survived; every way out (a failed load, a quit meanwhile) turns
+        # it back on, all on this thread
+        self._collector_was_on = gc.isenabled()
+        gc.disable()
         self._load()  # first: the files are read while the rest of the screen is set up
         self._show_run("a")
         self.query_one("#queries", QueryList).set_border(title="queries")
@@ -258,27 +292,28 @@ class ReviewApp(OrderedKeysApp):
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
+        """The files read and the model built, `detached`: quitting while they load ends the process at once
+        (it waited for the load to end: for ever on a file that does not, tests/test_app_load_quit.py)."""
+        from ragdiff.app.judge import detached
+
+        finished, outcome = detached(self._read_inputs, "ragdiff-review-load")
+        if finished:
+            self.post_message(outcome)
+
+    def _read_inputs(self) -> Loaded | LoadFailed:
         from ragdiff.core.errors import InputError
         from ragdiff.core.gold import load_gold
         from ragdiff.core.runs import load_run
 
         inputs = self.inputs
         started = time.perf_counter()
-        # no cyclic collection while loading: the reading and the model make hundreds of thousands of Python
-        # objects (ids, dicts, lists; none in a cycle) and each collection their count sets off walked them and
-        # every object of Textual's again (75 ms of CPU at 10,000 queries, ~150 collections); on_loaded freezes
-        # what is loaded out of the collector's sight once it is done
-        collecting = gc.isenabled()
-        gc.disable()
         try:
             self.post_message(LoadProgress(f"loading {inputs.gold.name}, {inputs.run_a.name} and {inputs.run_b.name} …"))
             # the three files side by side (polars reads without the GIL): ~70 ms less than one after another
             # at 10,000 queries; a bad file is reported in the order gold, A, B, as one after another would
-            with ThreadPoolExecutor(max_workers=3) as pool:
-                reading = [pool.submit(load_gold, inputs.gold, inputs.gold_format),
-                           *(pool.submit(load_run, path, inputs.run_format, keep_first=inputs.keep_first)
-                             for path in (inputs.run_a, inputs.run_b))]
-                gold, run_a, run_b = (future.result() for future in reading)
+            read_run = partial(load_run, fmt=inputs.run_format, keep_first=inputs.keep_first)
+            gold, run_a, run_b = side_by_side(partial(load_gold, inputs.gold, inputs.gold_format),
+                                              partial(read_run, inputs.run_a), partial(read_run, inputs.run_b))
             if self.corpus is None and gold.corpus_path:
                 # no --corpus: the corpus the label file names, beside it, when it is there
                 named = gold.recorded_corpus()
@@ -289,15 +324,25 @@ class ReviewApp(OrderedKeysApp):
             self.post_message(LoadProgress("scoring both runs …"))
             model = ReviewModel(run_a, run_b, gold, inputs.settings, unjudged_later=True)
         except InputError as err:
-            self.post_message(LoadFailed(str(err)))
-            return
+            return LoadFailed(str(err))
         except Exception as err:  # noqa: BLE001 - shown as one message, never a traceback on screen
-            self.post_message(LoadFailed(f"cannot open the review: {type(err).__name__}: {err}"))
+            return LoadFailed(f"cannot open the review: {type(err).__name__}: {err}")
+        return Loaded(model, time.perf_counter() - started)
+
+    def _collector_back(self, freeze: bool) -> None:
+        """The cyclic collector on again, as it was before on_mount turned it off (once; on this thread).
+        `freeze`: first one collection (what became garbage while it was off) and then what is loaded, which
+        lives as long as the screen, out of its sight — or every full collection walks it again (at 10,000
+        queries 40-50 ms, on one `]` in eight). Frozen without that collection, the cycles dropped meanwhile
+        stayed for good."""
+        was_on, self._collector_was_on = self._collector_was_on, None
+        if was_on is None:
             return
-        finally:
-            if collecting:
-                gc.enable()
-        self.post_message(Loaded(model, time.perf_counter() - started))
+        if freeze:
+            gc.collect()
+            gc.freeze()
+        if was_on:
+            gc.enable()
 
     def on_load_progress(self, message: LoadProgress) -> None:
         self.set_status(message.text)
@@ -306,13 +351,11 @@ class ReviewApp(OrderedKeysApp):
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.failure = message.text
+        self._collector_back(freeze=False)
         self.exit(return_code=2)
 
     def on_loaded(self, message: Loaded) -> None:
         self.model = message.model
-        # what is loaded lives as long as the screen: out of the cyclic collector's sight, or every full
-        # collection walks it again (at 10,000 queries 40-50 ms, on one `]` in eight)
-        gc.freeze()
         self.load_seconds = message.seconds
         self.query_one("#list-a", RankedList).set_border(title=Text.assemble("A ", clean(self.model.run_a.name)))
         self.query_one("#list-b", RankedList).set_border(title=Text.assemble("B ", clean(self.model.run_b.name)))
@@ -335,6 +378,7 @@ class ReviewApp(OrderedKeysApp):
         threads held the GIL through its first paint (~0.1 s of the first screen at 10,000 queries)."""
         if self.model is None:
             return
+        self._collector_back(freeze=True)  # before the workers: what they make is not frozen
         job = self.model.unjudged_job()
         if job is not None:
             self._find_unjudged(*job)  # unjudged@k's count (~65 ms at 10,000 queries); then the k's beside
@@ -463,6 +507,7 @@ class ReviewApp(OrderedKeysApp):
             self.model.store_view(message.view)  # dropped when a mark came since it was asked for
 
     def on_unmount(self) -> None:
+        self._collector_back(freeze=False)  # quit before the first screen (a load left to itself)
         self.session.close()  # the marks typed before quitting are written before the app is gone
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
