@@ -63,31 +63,46 @@ async def test_corpus_named_by_the_label_file_and_its_snapshot(tmp_path, screen,
             assert ("is not the corpus snapshot gold.yaml records" in status) == said, status
 
 
-async def test_a_ranked_line_is_drawn_from_its_cache_key_alone(sample_runs, settled):
+async def test_a_ranked_line_is_drawn_from_its_cache_key_alone(sample_runs, settled, monkeypatch):
     """RankedList caches a line by what it shows (`row_key`: the item and the column widths), which is right only
-    while `render_key` reads nothing outside that key: `id_class` and `label_cell` read the row's own
-    relevant, level and grade (a row that records what is read says so), and a key drawn again with the list
-    showing another query, another k and other rows gives the same line."""
-    from ragdiff.app.widgets.ranked_list import RankedList, id_class, label_cell
+    while `render_key` draws from nothing outside that key. Checked through the drawing itself: a row that records
+    what is read of it is read for its own fields only and draws the line its RankedRow (or MissedGold) draws;
+    `label_cell`, wherever the drawing calls it, is given the key's row's level, grade and relevance; each of
+    those three reaches the line; and keys drawn again with the list on another query and k give the same lines.
+    (The check before read row.level, row.grade and row.relevant itself to call label_cell: what the drawing
+    hands label_cell was never looked at.)"""
+    import inspect
+    from dataclasses import asdict, fields, replace
+    from itertools import product
+
+    import ragdiff.app.widgets.ranked_list as ranked_module
+    from ragdiff.app.model import MissedGold, RankedRow
+    from ragdiff.app.widgets.ranked_list import Item, RankedList
     from ragdiff.core import vocab
 
     reads: set[str] = set()
 
     class Row:
-        def __init__(self, **fields):
-            self._fields = fields
+        def __init__(self, **values):
+            self._values = values
 
         def __getattr__(self, name):
+            if name not in self._values:
+                raise AttributeError(name)
             reads.add(name)
-            return self._fields[name]
+            return self._values[name]
 
-    for level in (vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED, None):
-        for grade in (None, -1, 0, 1, 3):
-            for relevant in (False, True):
-                row = Row(level=level, grade=grade, relevant=relevant)
-                id_class(row)
-                label_cell(row.level, row.grade, row.relevant)
-    assert reads == {"level", "grade", "relevant"}
+    given: list[tuple] = []
+    real_label_cell = ranked_module.label_cell
+    signature = inspect.signature(real_label_cell)
+
+    def label_cell(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given.append(tuple(bound.arguments.values()))
+        return real_label_cell(*args, **kwargs)
+
+    monkeypatch.setattr(ranked_module, "label_cell", label_cell)
 
     from test_app_pilot import sample_app
 
@@ -96,6 +111,37 @@ async def test_a_ranked_line_is_drawn_from_its_cache_key_alone(sample_runs, sett
         await settled(pilot)
         ranked = app.query_one("#list-a", RankedList)
         width = ranked.scrollable_content_region.width
+        widths = (ranked.rank_width, ranked.other_width, ranked.has_scores)
+
+        def line(item: Item) -> tuple:
+            text = ranked.render_key((item, *widths), width)
+            return text.plain, text.spans, text.style
+
+        labels = list(product((vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED, None),
+                              (None, -1, 0, 1, 3), (False, True)))
+        shown = RankedRow(rank=3, chunk_id="policy-14", score=2.5, level=None, grade=None, relevant=False,
+                          other_rank=7)
+        for level, grade, relevant in labels:
+            row = replace(shown, level=level, grade=grade, relevant=relevant)
+            given.clear()
+            assert line(Item("row", Row(**asdict(row)))) == line(Item("row", row))
+            assert given and set(given) == {(level, grade, relevant)}
+        assert reads == {f.name for f in fields(RankedRow)}
+        reads.clear()
+        missed = MissedGold(chunk_id="policy-9", level=vocab.GOLD, grade=2, rank=12)
+        for level, grade, rank in product((vocab.GOLD, vocab.EVIDENCE), (1, 3), (12, None)):
+            row = replace(missed, level=level, grade=grade, rank=rank)
+            given.clear()
+            assert (line(Item("missed", Row(**asdict(row)), other_rank=4))
+                    == line(Item("missed", row, other_rank=4)))
+            assert given and {g[:2] for g in given} == {(level, grade)}
+        assert reads == {f.name for f in fields(MissedGold)}
+
+        # each of the label's three reaches the line: a row that differs in it alone is drawn otherwise
+        gold = replace(shown, level=vocab.GOLD, grade=2, relevant=True)
+        for change in ({"level": vocab.EVIDENCE}, {"grade": 3}, {"relevant": False}):
+            assert line(Item("row", replace(gold, **change))) != line(Item("row", gold)), change
+
         keys = [ranked.row_key(i) for i in range(ranked.line_count())]
         drawn = [ranked.render_key(key, width) for key in keys]
         app.model.set_k(9)
