@@ -289,3 +289,34 @@ def test_the_p_values_and_intervals_are_the_ones_ragdiff_printed_before():
                                                                                  0.01582460438489038]
     assert bootstrap_ci(m, 5_000, seed=20_250_806) == [(0.03283582089552239, 0.2507587064676615),
                                                        (0.015046641791044786, 0.12824315920397994)]
+
+
+@pytest.mark.parametrize("n,resamples,flips", [(1000, 120, 60), (40, 50, 60), (7, 9, 101)])
+def test_detectable_jobs_in_their_buffers_are_fresh_arrays_to_the_last_bit(n, resamples, flips):
+    """The jobs work in buffers each thread reuses (the draws, their flipped sums, and the searches' sums and
+    outcomes in the draws' memory when they fit: n = 1000 here; apart when not: n = 40 and 7): each row's value
+    is the search over fresh arrays of the same draws, bit for bit, in whatever order and thread the jobs run,
+    each job run twice."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragdiff.core.stats import _shift_to_detect, detectable_jobs
+
+    rng = np.random.default_rng(n)
+    d = np.vstack([rng.choice([-1.0, 0.0, 0.0, 1.0], size=n), rng.normal(0, 0.3, size=n),
+                   rng.normal(0.05, 0.2, size=n), rng.choice([-0.2, 0.0, 0.4], size=n)])
+    seed = 5
+    # the draws as detectable_jobs' docstring defines them, each row searched over fresh arrays
+    draws = np.random.default_rng([seed, 2])
+    signs = draws.integers(0, 2, size=(flips, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
+    idx = draws.integers(0, n, size=(resamples, n))
+    expected = []
+    for row in d - d.mean(axis=1, keepdims=True):
+        drawn = row[idx]
+        observed, flipped = drawn.sum(axis=1), signs @ drawn.T
+        expected.append(max(_shift_to_detect(observed, flipped, signs.sum(axis=1), n, 0.05, 0.8, sign)
+                            for sign in (1.0, -1.0)))
+    jobs = detectable_jobs(d, alpha=0.05, power=0.8, resamples=resamples, flips=flips, seed=seed)
+    assert [row for row, _ in jobs] == [0, 1, 2, 3]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        got = list(pool.map(lambda job: job[1](), [*jobs[::-1], *jobs]))
+    assert got == expected[::-1] + expected

@@ -172,27 +172,23 @@ def bootstrap_ci(diffs, resamples: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED
     # a stream of its own, so the interval does not depend on how many flips the test drew
     rng = np.random.default_rng([seed, 1])
     metrics, n = d.shape
-    rows = _block_rows(n)
     means = np.empty((metrics, resamples), dtype=np.float64)
-    # the draws come in blocks of `rows` resamples (to bound the index buffer; the indices do not depend on the
-    # block size: numpy draws each below 2^32 from a 32-bit word and keeps a spare half of a 64-bit one for the
-    # next call — only the sign test's int8 bits depend on their blocks, tests/test_stats.py); each block is
-    # gathered a few resamples at a time for every metric at once into one buffer that stays in a core's cache
-    # (~1 MB), where a whole block per metric went out to memory and back. Each resample's mean is the same
-    # sum of the same values in the same order: the same numbers. mode="clip" only skips take's bounds check
-    # and the copy it buffers `out` through: every index is in range.
+    # the draws come in blocks of `step` resamples, each gathered for every metric at once into one buffer that
+    # stays in a core's cache (~1 MB), where a whole block per metric went out to memory and back. The indices do
+    # not depend on the block size (numpy draws each below 2^32 from a 32-bit word and keeps a spare half of a
+    # 64-bit one for the next call — only the sign test's int8 bits depend on their blocks, tests/test_stats.py),
+    # and a small block is the allocator's to hand back and reuse: 8 MB blocks of 10,000 resamples of 1,000
+    # queries were fresh memory each, faulted in page by page (huge pages: numpy asks for them from 4 MB), ~50 ms
+    # of system time a `diff`. Each resample's mean is the same sum of the same values in the same order: the
+    # same numbers. mode="clip" only skips take's bounds check and the copy it buffers `out` through: every
+    # index is in range.
     step = max(1, _GATHER_CELLS // (metrics * n))
-    drawn = np.empty((metrics, min(step, rows), n), dtype=np.float64)
-    done = 0
-    while done < resamples:
-        m = min(rows, resamples - done)
-        idx = rng.integers(0, n, size=(m, n))
-        for start in range(0, m, step):
-            part = idx[start:start + step]
-            buffer = drawn[:, :len(part)]
-            np.take(d, part, axis=1, out=buffer, mode="clip")
-            np.mean(buffer, axis=2, out=means[:, done + start:done + start + len(part)])
-        done += m
+    drawn = np.empty((metrics, step, n), dtype=np.float64)
+    for done in range(0, resamples, step):
+        part = rng.integers(0, n, size=(min(step, resamples - done), n))
+        buffer = drawn[:, :len(part)]
+        np.take(d, part, axis=1, out=buffer, mode="clip")
+        np.mean(buffer, axis=2, out=means[:, done:done + len(part)])
     tail = (1.0 - level) / 2.0 * 100.0
     bounds = np.percentile(means, [tail, 100.0 - tail], axis=1).T
     out = [(float(lo), float(hi)) for lo, hi in bounds]
@@ -204,17 +200,19 @@ DETECT_FLIPS = 500  # sign flips each resample is tested with (p down to 1/501: 
 
 
 def _shift_to_detect(observed: np.ndarray, flipped: np.ndarray, signs_sum: np.ndarray, n: int, alpha: float,
-                     power: float, direction: float) -> float:
+                     power: float, direction: float, sums: np.ndarray | None = None,
+                     passed: np.ndarray | None = None) -> float:
     """The smallest shift d >= 0 (times `direction`) at which a share `power` of the resamples pass the
     sign-flip test at `alpha`. A resample's values are its centred draws plus the shift, so its sum is
-    observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d."""
+    observed + n·d and each flipped sum is flipped + d·(sum of that flip's signs): linear in d. `sums` and
+    `passed`: buffers of flipped's shape (f64, bool) to work in, when the caller has them."""
 
     # one (flips × resamples) buffer of sums and one of outcomes, reused by every shift tried: the same
     # element-wise arithmetic as a fresh array each time, and the outcomes' column sums taken as bytes into
     # 16-bit counts (exact below 65,535 flips; 5x faster than summing booleans, which count_nonzero(axis=0)
     # is several times slower than), so the same counts at a fraction of the cost
-    sums = np.empty_like(flipped)
-    passed = np.empty(flipped.shape, dtype=bool)
+    sums = np.empty_like(flipped) if sums is None else sums
+    passed = np.empty(flipped.shape, dtype=bool) if passed is None else passed
     counts = np.uint16 if flipped.shape[0] < 65_535 else np.int64
 
     def share(d: float) -> float:
@@ -273,16 +271,35 @@ def detectable_jobs(diffs, alpha: float = 0.05, power: float = 0.8, resamples: i
     signs = rng.integers(0, 2, size=(flips, n), dtype=np.int8).astype(np.float64) * 2.0 - 1.0
     signs_sum = signs.sum(axis=1)
     idx = rng.integers(0, n, size=(resamples, n))
+    # each thread's buffers, reused by every job it runs: a row's draws (resamples × n), their flipped sums
+    # (flips × resamples) and the searches' sums and outcomes — in the draws' memory once the flipped sums are
+    # taken, when they fit. Fresh arrays for each of the seven rows of a `diff` were ~20 MB of new memory a job,
+    # faulted in (huge pages: numpy asks for them from 4 MB); the same arithmetic into the same shapes, so the
+    # same numbers (tests/test_stats.py).
+    scratch = threading.local()
 
-    def sums(row: int) -> tuple[np.ndarray, np.ndarray]:
-        drawn = centred[row][idx]  # resamples × n, freed before the searches
-        return drawn.sum(axis=1), signs @ drawn.T  # flips × resamples
+    def buffers() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        kept = getattr(scratch, "buffers", None)
+        if kept is None:
+            drawn = np.empty((resamples, n), dtype=np.float64)
+            flipped = np.empty((flips, resamples), dtype=np.float64)
+            cells = flips * resamples
+            if cells + -(-cells // 8) <= drawn.size:  # the searches' sums, then their outcomes, in drawn's memory
+                flat = drawn.reshape(-1)
+                sums, passed = flat[:cells].reshape(flips, resamples), flat[cells:].view(np.bool_)[:cells]
+            else:
+                sums, passed = np.empty_like(flipped), np.empty(cells, dtype=np.bool_)
+            kept = scratch.buffers = (drawn, flipped, sums, passed.reshape(flips, resamples))
+        return kept
 
     def job(row: int) -> Callable[[], float]:
         def run() -> float:
-            observed, flipped = sums(row)
-            up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0)
-            down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0)
+            drawn, flipped, sums, passed = buffers()
+            np.take(centred[row], idx, out=drawn, mode="clip")  # clip: no bounds check, no copy through a buffer
+            observed = drawn.sum(axis=1)
+            np.matmul(signs, drawn.T, out=flipped)  # flips × resamples
+            up = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, 1.0, sums, passed)
+            down = _shift_to_detect(observed, flipped, signs_sum, n, alpha, power, -1.0, sums, passed)
             return max(up, down)
         return run
 
