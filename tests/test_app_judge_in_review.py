@@ -123,3 +123,57 @@ async def test_a_mark_outcome_goes_to_the_judging_queue_screen_only(lesson, sett
         app.session.mark(Target("q1", "policy-31", None, None), "not_relevant")
         await settled(pilot)
         assert [m.target.chunk_id for m in told] == ["policy-31"]
+
+
+async def test_the_corpus_indexed_after_j_reaches_the_queue_under_help(lesson, monkeypatch):
+    """J and `?` over the queue at machine speed while the corpus is still being indexed; then the index is
+    done: once `?` closes, the queue shows its chunk's text. The queue was opened without the corpus when it
+    was not indexed yet ("no corpus given" for good), and the index's arrival went to whatever screen was on top
+    that had a corpus_ready (under `?`, none)."""
+    import threading
+
+    from ragdiff.app.corpus import CorpusIndex
+    from ragdiff.app.text import clean
+    from ragdiff.app.widgets.help_screen import HelpScreen
+
+    from conftest import LESSON_CORPUS, settle
+    from test_app_judge_building import until
+    from test_app_keys import keys_taken, post_keys
+
+    indexed = threading.Event()
+    real_build = CorpusIndex.build
+
+    def held(self):
+        assert indexed.wait(30)
+        return real_build(self)
+
+    monkeypatch.setattr(CorpusIndex, "build", held)
+    app = lesson_app(lesson, reviewer="tester")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.model is not None and app.selected_query == "q1", "the review is up")
+            start = app.keys_done
+            post_keys(app, "J", "question_mark")
+            await keys_taken(pilot, start + 2)
+            await until(pilot, lambda: isinstance(app.screen, HelpScreen), "? is over the queue")
+            judge = app.screen_stack[-2]
+            assert isinstance(judge, JudgeScreen) and not app.corpus.ready
+            text = lambda: str(judge.query_one("#chunk-text").render())  # noqa: E731
+            assert "indexing corpus.jsonl" in text()
+            indexed.set()
+            await settle(pilot)
+            assert app.corpus.ready and isinstance(app.screen, HelpScreen)
+            await send(pilot, "escape")
+            assert app.screen is judge
+            chunk = judge.queue.entry_at(judge.position)[1].chunk_id
+            record = next(c for c in LESSON_CORPUS if c["id"] == chunk)
+            assert text() == f"{clean(record['title'])}\n{clean(record['text'])}"  # as the queue's screen shows it
+    finally:
+        indexed.set()
+
+
+async def send(pilot, *keys: str) -> None:
+    from test_app_keys import send_keys
+
+    await send_keys(pilot, *keys)
+    await pilot.pause()

@@ -192,7 +192,6 @@ class ReviewApp(OrderedKeysApp):
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
         self._judge_backlog: list[MarkDone] | None = None  # while it is built: the outcomes that come meanwhile
-        self._judge_screen = None  # the judging queue's screen while it is up (on_mark_done shows outcomes on it)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
@@ -427,8 +426,10 @@ class ReviewApp(OrderedKeysApp):
         self.corpus_error = message.error
         if message.snapshot_note:
             self.set_status(Text(clean(message.snapshot_note), style="bold"))
+        judge = self._judge_screen()
+        if judge is not None:  # the queue's chunk text, also under ? opened over it
+            judge.corpus_ready()
         if not self.on_review:
-            getattr(self.screen, "corpus_ready", lambda: None)()
             self._stale = True
             return
         self.show_chunk()
@@ -888,8 +889,8 @@ class ReviewApp(OrderedKeysApp):
                 self._views_timer.stop()
             self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
         # a mark made in the judging queue: it shows it (also under ? opened over it); the review catches up after
-        judge = self._judge_screen  # the one J opened (_open_judge), while it is up
-        if judge is not None and judge in self.screen_stack:
+        judge = self._judge_screen()
+        if judge is not None:
             judge.mark_done(message)
         status = Text(clean(message.status), style="bold red" if message.error else "")
         if not self.on_review:
@@ -941,12 +942,20 @@ class ReviewApp(OrderedKeysApp):
     def _open_judge(self, queue, start_query: str | None):
         from ragdiff.app.judge import JudgeScreen
 
-        self._judge_screen = JudgeScreen(queue, self.session, self.corpus if self.corpus and self.corpus.ready
-                                         else None, self.inputs.gold.name, start_query=start_query)
-        return self.push_screen(self._judge_screen, lambda _: self._back_from_judging())
+        # the corpus index even while it is built: the queue says "indexing …" until corpus_ready (it said "no
+        # corpus given" for good when J came first)
+        return self.push_screen(JudgeScreen(queue, self.session, self.corpus, self.inputs.gold.name,
+                                            start_query=start_query), lambda _: self._back_from_judging())
+
+    def _judge_screen(self):
+        """The judging queue's screen J opened, while it is in the screen stack (under ? too), else None."""
+        if self._judge_queue is None:  # never built, so never opened (and ragdiff.app.judge not imported for it)
+            return None
+        from ragdiff.app.judge import JudgeScreen
+
+        return next((screen for screen in self.screen_stack if isinstance(screen, JudgeScreen)), None)
 
     def _back_from_judging(self) -> None:
-        self._judge_screen = None
         # what the queue's marks changed is drawn by _screen_changed, as for every screen over the review
         self.set_status("back from the judging queue · every decision is saved")
 
