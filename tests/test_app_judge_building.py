@@ -170,25 +170,68 @@ async def test_a_paste_while_the_queue_is_built_waits_with_the_keys_and_lands_in
 
 async def test_quitting_while_the_queue_is_built_acts_at_once_and_every_file_is_whole(
         lesson, settled, monkeypatch, gates):
-    """A mark in the review, then J and a key for the queue, then the quit key, at machine speed: the app leaves
-    while the worker is still held (the quit key was held with the queue's keys until it was built), the
-    review's mark saved whole, the key meant for the queue never acting on the review."""
+    """A mark in the review, then J and a key for the queue, then ctrl+q, at machine speed: ctrl+q is never held
+    (the x before it is, for the queue): the app leaves while the build is still held, the review's mark saved
+    whole, the key meant for the queue never acting on the review. The build ran on a daemon thread and nothing
+    of the app waits for it: asyncio.run's executor shutdown (which the process's end runs) returns while the
+    build is still held. With the build on the worker's own thread (not judge.detached) it waited for the build,
+    and so did the process; Pilot's run_test alone never shuts the executor down, so the app leaving showed
+    nothing of it."""
+    import asyncio
+
     from ragdiff.core.gold import load_gold
     from ragdiff.core.labels import TEMP_SUFFIX
 
     app, release, builds = held_review(lesson, monkeypatch, gates)
-    async with app.run_test(size=SIZE) as pilot:
-        await settled(pilot)
-        post_keys(app, "tab", "x", "J", "x")  # list A's first row of q1: policy-14; J; x for the queue
-        await until(pilot, lambda: builds, "the worker started building")
-        post_keys(app, "ctrl+q")  # while the worker is held inside the build
-        await until(pilot, lambda: app.return_code is not None, "the app quit while the queue was built")
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settled(pilot)
+            post_keys(app, "tab", "x", "J", "x")  # list A's first row of q1: policy-14; J; x for the queue
+            await until(pilot, lambda: builds, "the worker started building")
+            post_keys(app, "ctrl+q")  # while the worker is held inside the build
+            await until(pilot, lambda: app.return_code is not None, "the app quit while the queue was built")
+        building = [t for t in threading.enumerate() if t.name == builds[0]]
+        assert [t.daemon for t in building] == [True]  # still held in the build, on a daemon thread
+        await asyncio.wait_for(asyncio.get_running_loop().shutdown_default_executor(), 10)
         assert not release.is_set() and app._judge_queue is None
+    finally:
         release.set()
     marks = [(r["query"], r["chunk"], r["label"]) for r in journal(lesson["gold"]) if r["type"] == "mark"]
     assert marks == [("q1", "policy-14", "not_relevant")]
     assert load_gold(lesson["gold"]).judgments.filter(chunk_id="policy-14")["level"].to_list() == ["not_relevant"]
     assert not list(lesson["gold"].parent.glob("*" + TEMP_SUFFIX + "*"))
+
+
+async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monkeypatch, gates):
+    """While the queue is built, the only thread in judge's code is the build's own (a daemon): the worker awaits
+    it on the event loop, so the app's cancelling it as it ends is seen at once and nothing polls for it. Before,
+    a thread worker sat in judge.detached, waking every 50 ms to look for a cancel, and the end of the process
+    waited for its next look."""
+    import sys
+
+    from ragdiff.app import judge
+
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    def in_judge(frame) -> bool:  # a frame of judge.py's own code on this thread's stack
+        while frame is not None:
+            if frame.f_code.co_filename == judge.__file__:
+                return True
+            frame = frame.f_back
+        return False
+
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settled(pilot)
+            post_keys(app, "J")
+            await until(pilot, lambda: builds, "the worker started building")
+            names = {t.ident: t.name for t in threading.enumerate()}
+            waiting = [names.get(ident) for ident, frame in sys._current_frames().items() if in_judge(frame)]
+            assert waiting == [builds[0]], waiting  # the build's thread (inside detached's run), no other
+            release.set()
+            await settle(pilot)
+            assert isinstance(app.screen, JudgeScreen)
+    finally:
+        release.set()
 
 
 async def test_ctrl_c_while_the_queue_is_built_is_answered_at_once(lesson, settled, monkeypatch, gates):

@@ -289,15 +289,16 @@ class ReviewApp(OrderedKeysApp):
 
     # ---- loading (worker) ---------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="load")
-    def _load(self) -> None:
+    @work(exclusive=True, group="load")
+    async def _load(self) -> None:
         """The files read and the model built, `detached`: quitting while they load ends the process at once
         (it waited for the load to end: for ever on a file that does not, tests/test_app_load_quit.py)."""
         from ragdiff.app.judge import detached
 
-        finished, outcome = detached(self._read_inputs, "ragdiff-review-load")
-        if finished:
-            self.post_message(outcome)
+        outcome = await detached(self._read_inputs, "ragdiff-review-load")
+        if isinstance(outcome, BaseException):  # _read_inputs says every Exception itself: a KeyboardInterrupt
+            outcome = LoadFailed(f"cannot open the review: {type(outcome).__name__}: {outcome}")
+        self.post_message(outcome)
 
     def _read_inputs(self) -> Loaded | LoadFailed:
         from ragdiff.core.errors import InputError
@@ -921,7 +922,7 @@ class ReviewApp(OrderedKeysApp):
         self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
         self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
                                 self.selected_query, self.post_message),
-                        thread=True, group="judge-queue", exit_on_error=False)
+                        group="judge-queue", exit_on_error=False)  # async: it awaits judge.detached
 
     async def on_queue_built(self, message: QueueBuilt) -> None:
         from ragdiff.app.judge import apply_outcome

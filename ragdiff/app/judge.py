@@ -459,36 +459,39 @@ class HitsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def detached(work: Callable[[], object], name: str) -> tuple[bool, object]:
-    """`work()` on a daemon thread, waited for by the calling Textual thread worker: (True, what it returned or
-    the exception it raised), or (False, None) as soon as the worker is cancelled — the app cancels its workers as
-    it ends, and a quit must not wait for a build or a load (1-2 s at 10,000 queries). With the work on the
-    worker's own thread (the default executor), the screen left at once but asyncio.run's executor shutdown
-    then waited for the work to end; neither it nor the interpreter's exit joins a daemon thread. Only for work
-    that reads: a label write runs on the label writer's thread, which the app waits for (LabelSession.close)."""
-    from textual.worker import get_current_worker
+async def detached(work: Callable[[], object], name: str) -> object:
+    """`work()` on a daemon thread, awaited by the calling (async) Textual worker: what it returned or the exception
+    it raised. The app cancels its workers as it ends, and a quit must not wait for a build or a load (1-2 s at
+    10,000 queries): cancelling the worker ends this await at once (CancelledError), nothing is polled, and no
+    thread waits for the work — neither asyncio.run's executor shutdown (it joins a thread worker's thread: with the
+    work on it, the screen left at once but the process waited for the work to end) nor the interpreter's exit
+    joins a daemon thread. Only for work that reads: a label write runs on the label writer's thread, which the app
+    waits for (LabelSession.close)."""
+    import asyncio
 
-    worker = get_current_worker()
-    out: list = []
-    done = threading.Event()
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(outcome: object) -> None:
+        if not future.done():  # not cancelled meanwhile
+            future.set_result(outcome)
 
     def run() -> None:
         try:
-            out.append(work())
-        except Exception as err:  # noqa: BLE001 - handed to the worker, which says it
-            out.append(err)
-        finally:
-            done.set()
+            outcome = work()
+        except BaseException as err:  # noqa: BLE001 - handed to the worker, which says it
+            outcome = err
+        try:
+            loop.call_soon_threadsafe(settle, outcome)
+        except RuntimeError:  # the loop is closed: the app has ended, nobody reads it
+            pass
 
     threading.Thread(target=run, name=name, daemon=True).start()
-    while not done.wait(0.05):
-        if worker.is_cancelled:  # the app is ending: nobody will read the result
-            return False, None
-    return True, out[0]
+    return await future
 
 
-def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
-    """The review's judging queue, from a Textual thread worker: `runs` and `gold` are the review model's as they
+async def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
+    """The review's judging queue, an async Textual worker: `runs` and `gold` are the review model's as they
     were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
     arrive meanwhile, flags included, are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
 
@@ -497,11 +500,8 @@ def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str 
     queue as its MarkDone, which comes after J."""
     from ragdiff.core.pool import read_flags
 
-    finished, built = detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path)),
-                               "ragdiff-judge-queue")
-    if not finished:
-        return
-    if isinstance(built, Exception):  # said on the status line, never a traceback on screen
+    built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path)), "ragdiff-judge-queue")
+    if isinstance(built, BaseException):  # said on the status line, never a traceback on screen
         post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(built).__name__}: {built}"))
         return
     post(QueueBuilt(built, start_query))
@@ -552,20 +552,18 @@ class JudgeApp(OrderedKeysApp):
     def on_mount(self) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="load")
-    def _load(self) -> None:
+    @work(exclusive=True, group="load")
+    async def _load(self) -> None:
         """The inputs read and the queue built, `detached`: ctrl+q while they load ends the process at once."""
         from ragdiff.core.errors import InputError
 
-        finished, loaded = detached(self._read_inputs, "ragdiff-judge-load")
-        if not finished:
-            return
+        loaded = await detached(self._read_inputs, "ragdiff-judge-load")
         if isinstance(loaded, InputError):
             self.post_message(LoadFailed(str(loaded)))
-        elif isinstance(loaded, Exception):  # one message, never a traceback on screen
+        elif isinstance(loaded, BaseException):  # one message, never a traceback on screen
             self.post_message(LoadFailed(f"cannot open the judging queue: {type(loaded).__name__}: {loaded}"))
         else:
-            self.call_from_thread(self._open, *loaded)
+            self._open(*loaded)
 
     def _read_inputs(self) -> tuple[JudgeQueue, str]:
         from ragdiff.core.gold import load_gold
