@@ -202,6 +202,85 @@ async def test_quitting_while_the_queue_is_built_acts_at_once_and_every_file_is_
     assert not list(lesson["gold"].parent.glob("*" + TEMP_SUFFIX + "*"))
 
 
+@pytest.mark.parametrize("close", ["q", "escape"])
+async def test_q_first_while_the_queue_is_built_closes_it_at_once(lesson, settled, monkeypatch, gates, close):
+    """J, then q (or esc: the queue's "back"), then keys for the review, at machine speed, the build still held:
+    q is not held. It closes the queue before it opens, at once, and the keys after it act on the review at
+    once, as they would after the queue had opened and closed (q was held with them until the queue was built;
+    then it opened the queue and closed it: the review's keys waited 1-2 s, and the queue flashed up). The queue,
+    once built, is not opened; the next J opens it without building it again."""
+    from ragdiff.app.widgets.query_list import QueryList
+
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = app.keys_done
+        post_keys(app, "J", close, "right_square_bracket", "tab", "x")  # q2, list A's first row: policy-2
+        await keys_taken(pilot, start + 5)  # every key acted, the build still held
+        assert not release.is_set() and app._judge_queue is None and app.screen is app.screen_stack[0]
+        assert app.selected_query == "q2" and app.query_one(QueryList).selected == "q2"
+        await until(pilot, lambda: journal(lesson["gold"]), "x marked the review's chunk")
+        assert [(r["query"], r["chunk"]) for r in journal(lesson["gold"]) if r["type"] == "mark"] == \
+            [("q2", "policy-2")]
+        release.set()
+        await until(pilot, lambda: app._judge_queue is not None, "the queue was built")
+        await settle(pilot)
+        assert app.screen is app.screen_stack[0] and app.is_running  # built, not opened
+        await type_fast(pilot, "J")
+        assert isinstance(app.screen, JudgeScreen) and len(builds) == 1
+        assert app.screen.queue.queries[app.screen.position.query] == "q2"  # at the query on screen
+
+
+async def test_j_again_after_the_queue_was_closed_before_it_opened(lesson, settled, monkeypatch, gates):
+    """J q ] J at machine speed, the build held: the second J asks again for the queue being built; it opens once
+    built, at the second J's query, with the keys typed after that J."""
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = app.keys_done
+        post_keys(app, "J", "q", "right_square_bracket", "J", "x")
+        await keys_taken(pilot, start + 4)  # J q ] J; x waits for the queue
+        await until(pilot, lambda: builds, "the worker started building")
+        await pilot.pause(0.05)
+        assert app.keys_done == start + 4 and journal(lesson["gold"]) == []
+        release.set()
+        await keys_taken(pilot, start + 5)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, JudgeScreen) and len(builds) == 1
+        order = [p for p in pool_order(lesson["gold"].parent, ["q2"]) if p != ("q2", "policy-15")]
+        assert [(r["query"], r["chunk"]) for r in journal(lesson["gold"]) if r["type"] == "mark"] == order[:1]
+
+
+@pytest.mark.parametrize("keys, after", [(["x", "q"], "back"), (["slash", "q"], "typed")])
+async def test_a_q_after_a_key_held_for_the_queue_is_the_queues(lesson, settled, monkeypatch, gates, keys, after):
+    """Once a key is held for the queue, a q after it is the queue's, in its place: after x it comes back to the
+    review (x marked the queue's first chunk), after `/` it is a letter of the queue's search line. Only a q
+    with nothing held before it is the review's quit."""
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = app.keys_done
+        post_keys(app, "J", *keys)
+        await keys_taken(pilot, start + 1)
+        await until(pilot, lambda: builds, "the worker started building")
+        await pilot.pause(0.05)
+        assert app.is_running and app.keys_done == start + 1
+        release.set()
+        await keys_taken(pilot, start + 1 + len(keys))
+        await settle(pilot)
+        assert app.is_running
+        marks = [(r["query"], r["chunk"]) for r in journal(lesson["gold"]) if r["type"] == "mark"]
+        if after == "back":
+            order = [p for p in pool_order(lesson["gold"].parent, ["q1"])
+                     if p not in {("q1", "policy-14"), ("q1", "policy-9")}]  # LESSON_GOLD's judgments of q1
+            assert app.screen is app.screen_stack[0] and marks == order[:1]
+        else:
+            screen = app.screen
+            assert isinstance(screen, JudgeScreen) and screen.searching and marks == []
+            assert screen.search == screen.queue.texts["q1"] + "q"
+
+
 async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monkeypatch, gates):
     """While the queue is built, the only thread in judge's code is the build's own (a daemon): the worker awaits
     it on the event loop, so the app's cancelling it as it ends is seen at once and nothing polls for it. Before,
@@ -232,6 +311,50 @@ async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monk
             assert isinstance(app.screen, JudgeScreen)
     finally:
         release.set()
+
+
+def post_click(app, widget, y: int) -> None:
+    """A click on the widget's content row y as a terminal sends it (press, release: the app makes the Click),
+    handed to the driver at once, among keys posted the same way (post_keys)."""
+    from textual import events
+
+    region = widget.content_region
+    x, y = region.x + 1, region.y + y
+    for kind in (events.MouseDown, events.MouseUp):
+        event = kind(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_a_click_while_the_queue_is_built_is_dropped(lesson, settled, monkeypatch, gates):
+    """A click on the review while the queue is built would act on the review under the queue about to open
+    (here: move the query cursor), out of order with the keys held for the queue; replayed on the queue's screen
+    it would land on whatever is drawn there. It is dropped; the keys around it act on the queue."""
+    from ragdiff.app.widgets.query_list import QueryList
+
+    app, release, builds = held_review(lesson, monkeypatch, gates)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        queries = app.query_one(QueryList)
+        rows = {qid: i for i, qid in enumerate(queries.ids)}
+        post_click(app, queries, rows["q2"])  # without a build the click acts: the cursor on q2
+        await until(pilot, lambda: app.selected_query == "q2", "the click moved the cursor")
+        start = app.keys_done
+        post_keys(app, "J")
+        post_click(app, queries, rows["q3"])
+        post_keys(app, "x")
+        await keys_taken(pilot, start + 1)
+        await until(pilot, lambda: builds, "the worker started building")
+        await pilot.pause(0.05)
+        release.set()
+        await keys_taken(pilot, start + 2)
+        await settle(pilot)
+        assert isinstance(app.screen, JudgeScreen)
+        marks = [(r["query"], r["chunk"]) for r in journal(lesson["gold"]) if r["type"] == "mark"]
+        order = [p for p in pool_order(lesson["gold"].parent, ["q2"]) if p != ("q2", "policy-15")]
+        assert marks == order[:1]  # x on the queue J opened at q2
+        await type_fast(pilot, "escape")
+        assert app.screen is app.screen_stack[0] and app.selected_query == "q2"
 
 
 async def test_ctrl_c_while_the_queue_is_built_is_answered_at_once(lesson, settled, monkeypatch, gates):

@@ -192,6 +192,7 @@ class ReviewApp(OrderedKeysApp):
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
         self._judge_backlog: list[MarkDone] | None = None  # while it is built: the outcomes that come meanwhile
+        self._judge_wanted: str | None = None  # while it is built: the query it opens at (unless J is called off)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
         self._started = time.perf_counter()
@@ -907,7 +908,7 @@ class ReviewApp(OrderedKeysApp):
         """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
         it in a worker (1-2 s at 10,000 queries); the keys typed meanwhile are held and then act on the queue's
         screen, in order, as if it had opened at once."""
-        from ragdiff.app.judge import build_queue
+        from ragdiff.app.judge import CLOSE_KEYS, build_queue
 
         model = self.model
         if model is None:
@@ -915,13 +916,15 @@ class ReviewApp(OrderedKeysApp):
         if self._judge_queue is not None:
             self._open_judge(self._judge_queue, self.selected_query)
             return
-        if self._judge_backlog is not None:  # already being built
+        # the queue's close key (q, esc) before any other key closes it before it opens (keys.hold_keys)
+        self._judge_wanted = self.selected_query
+        self.hold_keys(CLOSE_KEYS, self._judge_called_off)
+        self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
+        if self._judge_backlog is not None:  # already being built (J, q, J): it opens once built
             return
         self._judge_backlog = []
-        self.hold_keys()
-        self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
         self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
-                                self.selected_query, self.post_message),
+                                self.post_message),
                         group="judge-queue", exit_on_error=False)  # async: it awaits judge.detached
 
     async def on_queue_built(self, message: QueueBuilt) -> None:
@@ -936,9 +939,15 @@ class ReviewApp(OrderedKeysApp):
         self._judge_queue = message.queue
         for outcome in backlog:  # what the writer said while the queue was built, in order
             apply_outcome(message.queue, outcome)
+        start, self._judge_wanted = self._judge_wanted, None
+        if not self.holding_keys:  # J called off while it was built: kept for the next J, which opens it at once
+            return
         self.set_status("the judging queue is open (q comes back here)")  # no longer "building …"
-        await self._open_judge(message.queue, message.start_query)
+        await self._open_judge(message.queue, start)
         await self.release_keys()
+
+    def _judge_called_off(self) -> None:
+        self.set_status("back from the judging queue before it opened · J opens it")
 
     def _open_judge(self, queue, start_query: str | None):
         from ragdiff.app.judge import JudgeScreen

@@ -393,6 +393,11 @@ class JudgeScreen(Screen):
         self.show_position()
 
 
+# the queue's "back" keys (q, esc): typed before any other key while the review's first J builds the queue, they
+# close it before it opens, at once (ReviewApp.action_judge, keys.OrderedKeysApp.hold_keys)
+CLOSE_KEYS = frozenset(k.strip() for b in JudgeScreen.BINDINGS if b.action == "close" for k in b.key.split(","))
+
+
 class HitsScreen(ModalScreen[str | None]):
     """What a corpus search found: up/down (j/k) to pick, enter to judge it, esc to go back."""
 
@@ -490,7 +495,7 @@ async def detached(work: Callable[[], object], name: str) -> object:
     return await future
 
 
-async def build_queue(runs: list, gold, pool: int, label_path: Path, start_query: str | None, post) -> None:
+async def build_queue(runs: list, gold, pool: int, label_path: Path, post) -> None:
     """The review's judging queue, an async Textual worker: `runs` and `gold` are the review model's as they
     were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
     arrive meanwhile, flags included, are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
@@ -502,9 +507,9 @@ async def build_queue(runs: list, gold, pool: int, label_path: Path, start_query
 
     built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path)), "ragdiff-judge-queue")
     if isinstance(built, BaseException):  # said on the status line, never a traceback on screen
-        post(QueueBuilt(None, start_query, f"cannot build the judging queue: {type(built).__name__}: {built}"))
+        post(QueueBuilt(None, f"cannot build the judging queue: {type(built).__name__}: {built}"))
         return
-    post(QueueBuilt(built, start_query))
+    post(QueueBuilt(built))
 
 
 def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:

@@ -8,6 +8,7 @@ goes to Textual's priority bindings, which run as the key arrives.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from textual import events
 from textual.app import App
@@ -43,10 +44,17 @@ class OrderedKeysApp(App[int]):
         self.keys_done = 0  # keys whose action has run (tests that type fast wait on it)
         # keys and pastes waiting for a screen still being made (hold_keys), in arrival order
         self._held: list[events.Key | events.Paste] | None = None
+        self._call_off: tuple[frozenset[str], Callable[[], None]] | None = None  # hold_keys' close keys
 
     async def on_event(self, event: events.Event) -> None:
+        if self._held is not None and isinstance(event, events.MouseEvent) and not event.is_forwarded:
+            return  # dropped, not held: aimed at the screen below, it means nothing on the screen being made
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             if self._held is not None and not (isinstance(event, events.Key) and event.key in QUIT_KEYS):
+                if not self._held and self._call_off and isinstance(event, events.Key) \
+                        and event.key in self._call_off[0]:
+                    self._called_off()
+                    return
                 self._held.append(event)  # a paste waits with the keys: it is typing too, in its place
                 return
             if isinstance(event, events.Key):
@@ -66,17 +74,35 @@ class OrderedKeysApp(App[int]):
 
     # ---- keys for a screen that is still being made (the judging queue built in a worker) -----------------
 
-    def hold_keys(self) -> None:
+    def hold_keys(self, close_keys: frozenset[str] = frozenset(), call_off: Callable[[], None] | None = None) -> None:
         """From now on keys and pastes wait, in arrival order, until `release_keys` (they are meant for a screen
         a worker is still making: acting on the screen below, `x` would mark the review's chunk instead, a paste
-        would go to the review's search line). The quit keys (QUIT_KEYS) are never held."""
+        would go to the review's search line). The quit keys (QUIT_KEYS) are never held. Nor is one of the new
+        screen's `close_keys` typed before any other key: it closes that screen before it opens, at once —
+        `call_off()`, and the keys after it act on the screen below, as they would once the screen had opened
+        and closed (after another key it is held in its place: then it is that screen's, e.g. a letter in its
+        search line). Mouse events are dropped meanwhile: a click aimed at the screen below, replayed on the new
+        one, would land on whatever is drawn there."""
         if self._held is None:
             self._held = []
+            self._call_off = (close_keys, call_off) if call_off is not None else None
+
+    @property
+    def holding_keys(self) -> bool:
+        return self._held is not None
+
+    def _called_off(self) -> None:
+        """A close key with nothing held before it: taken (counted as a key acted on), no longer holding."""
+        _, call_off = self._call_off
+        self._held = self._call_off = None
+        self.keys_seen += 1
+        self.keys_done += 1
+        call_off()
 
     async def release_keys(self) -> None:
         """The held keys and pastes, each whole and in order, on the screen now up; keys arriving meanwhile queue
         behind them (this runs inside one message handler, so the app takes no other message until it ends)."""
-        held, self._held = self._held or [], None
+        held, self._held, self._call_off = self._held or [], None, None
         for event in held:
             if isinstance(event, events.Key):
                 await self._take_key_event(event)
@@ -85,7 +111,7 @@ class OrderedKeysApp(App[int]):
 
     def drop_held_keys(self) -> int:
         """Forget the held keys and pastes (the screen they were meant for could not be made); how many keys."""
-        held, self._held = self._held or [], None
+        held, self._held, self._call_off = self._held or [], None, None
         keys = sum(isinstance(event, events.Key) for event in held)
         self.keys_seen += keys
         self.keys_done += keys

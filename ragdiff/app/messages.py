@@ -76,8 +76,7 @@ class MarkDone(Message):
 
 @dataclass
 class QueueBuilt(Message):
-    """The judging queue (J) built in a worker, for the query on screen when J was pressed; or why not."""
+    """The judging queue (J) built in a worker; or why not (the app keeps the query it opens at)."""
 
     queue: Any  # ragdiff.core.pool.JudgeQueue, None when it failed
-    start_query: str | None
     error: str | None = None
