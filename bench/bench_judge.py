@@ -8,9 +8,11 @@ after it, no Pilot):
   pressed → the queue's screen refreshed, and the longest stall of the app's event loop meanwhile (a task
   asking to wake every 5 ms: how long the screen was frozen),
 - ten decisions (`x`) in the queue, each given its time to be written before the next,
+- twenty moves (`n`, the next chunk: the pool list and the chunk pane drawn again, nothing written),
 - `JudgeQueue.progress()` called on its own (median of 20 calls) after them.
 
     .venv/bin/python bench/bench_judge.py [--queries 10000] [--tree /tmp/base]   # --tree: another checkout
+    .venv/bin/python bench/bench_judge.py --pair bench/data/1000x1000   # run_a.trec, run_b.trec, qrels.txt there
 
 `--tree` runs another checkout's ragdiff with this same bench (a before/after in one sitting). Writes nothing
 but what it prints.
@@ -34,6 +36,9 @@ def main() -> int:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent,
                         help="the checkout whose ragdiff is measured (default: this one)")
+    parser.add_argument("--pair", type=Path, default=None,
+                        help="a folder with run_a.trec, run_b.trec and qrels.txt (e.g. bench/data/1000x1000) "
+                             "instead of the generated set; no corpus")
     args = parser.parse_args()
     sys.path.insert(0, str(args.tree.resolve()))
     import ragdiff  # noqa: F401 - from --tree: every later ragdiff import resolves inside it
@@ -41,18 +46,26 @@ def main() -> int:
     sys.path.insert(1, str(Path(__file__).resolve().parent))
     from bench_review import TimedApp, generate  # noqa: E402 - the review bench's data and app
 
-    with tempfile.TemporaryDirectory(prefix="ragdiff-bench-judge-") as tmp:
-        paths = generate(Path(tmp), args.queries, args.depth)
+    if args.pair is not None:
+        paths = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec", "gold": args.pair / "qrels.txt",
+                 "corpus": None}
         result = asyncio.run(measure(TimedApp, paths, args.depth))
+        what = f"the pair in {args.pair} (depth {args.depth})"
+    else:
+        with tempfile.TemporaryDirectory(prefix="ragdiff-bench-judge-") as tmp:
+            paths = generate(Path(tmp), args.queries, args.depth)
+            result = asyncio.run(measure(TimedApp, paths, args.depth))
+        what = f"{args.queries:,} queries × {args.depth} chunks per run, two runs, qrels"
     where = Path(ragdiff.__file__).resolve().parent.parent
-    print(f"ragdiff judge bench: {args.queries:,} queries × {args.depth} chunks per run, two runs, qrels; "
-          f"ragdiff of {where} · python {platform.python_version()}")
+    print(f"ragdiff judge bench: {what}; ragdiff of {where} · python {platform.python_version()}")
     print(f"pooled chunks: {result['pooled']:,}")
     print("J → the queue's screen refreshed: " + ", ".join(f"{ms:.0f}" for ms in result["judge_ms"])
           + " ms (the first opening, then two more); the event loop's longest stall meanwhile: "
           + ", ".join(f"{ms:.0f}" for ms in result["frozen_ms"]) + " ms")
     print(f"a decision x in the queue: median {statistics.median(result['decide_ms']):.1f} ms, "
           f"worst {max(result['decide_ms']):.1f} ms (n={len(result['decide_ms'])})")
+    print(f"a move n in the queue: median {statistics.median(result['move_ms']):.1f} ms, "
+          f"worst {max(result['move_ms']):.1f} ms (n={len(result['move_ms'])})")
     print(f"JudgeQueue.progress(): median {statistics.median(result['progress_ms']):.2f} ms (n=20)")
     return 0
 
@@ -111,6 +124,7 @@ async def measure(app_class, paths: dict[str, Path], depth: int) -> dict:
         screen = app.screen
         assert isinstance(screen, JudgeScreen)
         out["decide_ms"] = [await own(lambda: screen.action_decide("not_relevant")) for _ in range(10)]
+        out["move_ms"] = [await own(lambda: screen.action_step(1)) for _ in range(20)]
         queue = screen.queue
         out["pooled"] = queue.progress()[1]
         times = []

@@ -303,8 +303,18 @@ def test_the_queue_state_is_read_only_from_outside(lesson):
         queue.labels[(qid, entry.chunk_id)] = ("gold", 1)
     with pytest.raises(TypeError):
         del queue.labels[("q1", "policy-14")]
-    with pytest.raises((TypeError, AttributeError)):
-        queue.entries[qid].append(entry)
+    entries = {q: list(queue.entries[q]) for q in queue.queries}
+    # whatever `entries[q]` hands out, a write through it either fails or leaves the queue as it was (it passed
+    # only because a tuple copy came back, which has no append; handing out the queue's own list fails it)
+    for write in (lambda v: v.append(entry), lambda v: v.insert(0, entry), lambda v: v.__setitem__(0, entry),
+                  lambda v: v.__delitem__(0), lambda v: v.pop(), lambda v: v.clear(), lambda v: v.reverse(),
+                  lambda v: v.extend([entry]), lambda v: v.__iadd__([entry])):
+        try:
+            write(queue.entries[qid])
+        except (TypeError, AttributeError):
+            pass
+        assert {q: list(queue.entries[q]) for q in queue.queries} == entries
+    assert queue.entries[qid] is queue.entries[qid]  # not a copy made at each read (the pool list reads it per row)
     with pytest.raises(TypeError):
         queue.entries["q9"] = ()
     with pytest.raises(AttributeError):

@@ -177,7 +177,7 @@ class JudgeScreen(Screen):
         level, grade = self.queue.label_of(qid, entry.chunk_id)
         judged = self.queue.is_judged(qid, entry.chunk_id)
         word = vocab.word(level, grade) if judged else (
-            "decided, saving…" if (qid, entry.chunk_id) in self.queue.in_flight else
+            "decided, saving…" if self.queue.is_in_flight(qid, entry.chunk_id) else
             f"{vocab.word(level, grade)} · a accepts" if level == vocab.DRAFTED else vocab.word(None))
         if self.queue.is_flagged(qid, entry.chunk_id):
             word += " · flagged"
@@ -294,7 +294,6 @@ class JudgeScreen(Screen):
     def action_step(self, step: int) -> None:
         if self.position is None:
             return
-        qid = self.queue.queries[self.position.query]
         index = self.position.entry + step
         query = self.position.query
         while not 0 <= index < len(self.queue.entries[self.queue.queries[query]]):
@@ -302,7 +301,6 @@ class JudgeScreen(Screen):
             if not 0 <= query < len(self.queue.queries):
                 return
             index = 0 if step > 0 else len(self.queue.entries[self.queue.queries[query]]) - 1
-        del qid
         self.position = Position(query, index)
         self.show_position()
 

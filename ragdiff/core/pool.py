@@ -47,42 +47,29 @@ class Position:
     entry: int  # index into that query's entries
 
 
-class _TupleView(Mapping):
-    """A read-only view of query -> list: each value read as a tuple (one query's entries: a copy of ~20)."""
-
-    __slots__ = ("_lists",)
-
-    def __init__(self, lists: dict[str, list]) -> None:
-        self._lists = lists
-
-    def __getitem__(self, key: str) -> tuple:
-        return tuple(self._lists[key])
-
-    def __iter__(self):
-        return iter(self._lists)
-
-    def __len__(self) -> int:
-        return len(self._lists)
-
-
 class JudgeQueue:
     """The queue's state is its own: the entries, labels and flags are read through read-only views
     (`entries`, `labels`, `flagged`) and changed only through `decide`, `apply`, `set_label`, `flag` and `add`,
     which keep the progress counts (a write into a public dict would have bypassed them)."""
 
-    def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: dict[str, list[Entry]],
+    def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: Mapping[str, Iterable[Entry]],
                  labels: dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str], depth: int,
                  flagged: Iterable[tuple[str, str]] = ()) -> None:
-        """The queue keeps the dicts and lists it is given (`build` makes them for it): copying them cost ~40 ms
-        at 10,000 queries (195,000 entries), which the first J waits for."""
+        """The queue keeps the dicts it is given (`build` makes them for it): copying them cost ~40 ms at 10,000
+        queries (195,000 entries), which the first J waits for. A query's entries are kept as a tuple (`build`
+        makes tuples; anything else is made one here): `entries` hands out that tuple itself, no copy."""
         self.queries: tuple[str, ...] = tuple(queries)  # gold queries, in file order
         self.run_names: tuple[str, ...] = tuple(run_names)
         self.depth = depth
         self._texts = texts
-        self._entries = entries  # per query, in queue order
+        # per query, in queue order; `add` puts a longer tuple in its place
+        self._entries: dict[str, tuple[Entry, ...]] = {
+            q: e if isinstance(e, tuple) else tuple(e) for q, e in entries.items()}
         self._labels = labels  # (query, chunk) -> (kind, grade) as labelled
         self._flagged = set(flagged)
-        self._views = (MappingProxyType(self._texts), _TupleView(self._entries), MappingProxyType(self._labels))
+        self._views = (MappingProxyType(self._texts), MappingProxyType(self._entries), MappingProxyType(self._labels))
+        # per query, the ids of its pooled chunks, made at its first change (`_counting`); `add` adds none
+        self._pooled: dict[str, frozenset[str]] = {}
         # decisions sent to the writer whose Change has not come back: the queue moves past them at once
         self._in_flight: set[tuple[str, str]] = set()
         # the progress, kept as decisions come (never walked again): per query its pooled chunks and how many of
@@ -104,7 +91,8 @@ class JudgeQueue:
 
     @property
     def entries(self) -> Mapping[str, tuple[Entry, ...]]:
-        """query -> its chunks in queue order, a tuple (read-only; `add` appends a chunk found in the corpus)."""
+        """query -> its chunks in queue order, a tuple (read-only, not a copy: the pool list reads it per row;
+        `add` appends a chunk found in the corpus)."""
         return self._views[1]
 
     @property
@@ -171,9 +159,10 @@ class JudgeQueue:
             pl.col("judged").fill_null(False),
             best=pl.min_horizontal(rank_cols), runs=pl.sum_horizontal([pl.col(c).is_not_null() for c in rank_cols]),
         ).sort(["query_id", "judged", "best", "runs", "chunk_id"], descending=[False, False, False, True, False])
-        entries: dict[str, list[Entry]] = {q: [] for q in queries}
+        lists: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
-            entries[row[0]].append(Entry(row[1], tuple(row[2:])))
+            lists[row[0]].append(Entry(row[1], tuple(row[2:])))
+        entries = {q: tuple(e) for q, e in lists.items()}
         queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, flagged or ())
         counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
         queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
@@ -193,8 +182,12 @@ class JudgeQueue:
 
     @property
     def in_flight(self) -> frozenset[tuple[str, str]]:
-        """Decisions sent to the writer whose outcome has not come back (`decide`, then `apply`)."""
+        """Decisions sent to the writer whose outcome has not come back (`decide`, then `apply`): a copy."""
         return frozenset(self._in_flight)
+
+    def is_in_flight(self, query_id: str, chunk_id: str) -> bool:
+        """One chunk's decision on its way to the label file (`in_flight` without its copy: per row drawn)."""
+        return (query_id, chunk_id) in self._in_flight
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
         return self._labels.get((query_id, chunk_id), (None, None))
@@ -312,7 +305,7 @@ class JudgeQueue:
     def _counting(self, query_id: str, chunk_id: str):
         """Keep the progress counts across one change of a chunk's state (pooled chunks only count)."""
         _, done = self._counts()
-        pooled = any(e.pooled and e.chunk_id == chunk_id for e in self._entries.get(query_id, ()))
+        pooled = chunk_id in self._pooled_ids(query_id)
         was = pooled and self.is_done(query_id, chunk_id)
         yield
         if pooled:
@@ -320,13 +313,19 @@ class JudgeQueue:
             done[query_id] += step
             self._judged += step
 
+    def _pooled_ids(self, query_id: str) -> frozenset[str]:
+        ids = self._pooled.get(query_id)
+        if ids is None:
+            ids = self._pooled[query_id] = frozenset(e.chunk_id for e in self._entries.get(query_id, ()) if e.pooled)
+        return ids
+
     def add(self, query_id: str, chunk_id: str) -> Position:
         """A chunk no run returned (found by searching the corpus), appended to the query's list."""
         qi = self.queries.index(query_id)
         for i, entry in enumerate(self._entries[query_id]):
             if entry.chunk_id == chunk_id:
                 return Position(qi, i)
-        self._entries[query_id].append(Entry(chunk_id, tuple(None for _ in self.run_names), pooled=False))
+        self._entries[query_id] += (Entry(chunk_id, tuple(None for _ in self.run_names), pooled=False),)
         if self._widest is not None:
             self._widest = (max(self._widest[0], self._cells(chunk_id)), self._widest[1])
         return Position(qi, len(self._entries[query_id]) - 1)

@@ -60,7 +60,7 @@ class PoolList(LineList, can_focus=False):
         entry = queue.entries[qid][index]
         style = self.get_component_rich_style
         level, grade = queue.label_of(qid, entry.chunk_id)
-        if (qid, entry.chunk_id) in queue.in_flight and not queue.is_judged(qid, entry.chunk_id):
+        if queue.is_in_flight(qid, entry.chunk_id) and not queue.is_judged(qid, entry.chunk_id):
             mark, css = "…  ", "rank--dim"
         else:
             shown = level if queue.is_judged(qid, entry.chunk_id) or level == vocab.DRAFTED else None
