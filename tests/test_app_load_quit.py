@@ -2,7 +2,7 @@
 file whole — rather than when the load is done (~1 s at 10,000 queries; for ever on a file that does not end).
 Two places waited: the three files were read on a ThreadPoolExecutor's threads, which the interpreter's exit
 joins, and the model was built on the Textual worker's own thread, which asyncio.run's executor shutdown joins.
-Both now run on daemon threads (app.side_by_side, judge.detached). Here the load is held where each of them
+Both now run on daemon threads (threads.side_by_side, threads.detached). Here the load is held where each of them
 was (a read, the model), by a file the test never writes until the process has ended or failed to."""
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
-import threading
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +38,7 @@ from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress,
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
+from ragdiff.app.threads import detached, side_by_side
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.app.widgets.filter_bar import FilterBar
 from ragdiff.app.widgets.header import HeaderBar
@@ -83,30 +83,6 @@ class ReviewInputs:
 
 
 _key = key  # every review binding runs as its key arrives (see the module's docstring)
-
-
-def side_by_side(*jobs):
-    """Each job on a daemon thread of its own, all at once; what they returned, in order, or the first job's
-    exception in that order. Daemon threads, not a ThreadPoolExecutor: the interpreter's exit joins an
-    executor's threads, so quitting during the load waited for the reads to end."""
-    out: list = [None] * len(jobs)
-
-    def run(index: int, job) -> None:
-        try:
-            out[index] = (True, job())
-        except BaseException as err:  # noqa: BLE001 - raised again on the caller's thread
-            out[index] = (False, err)
-
-    threads = [threading.Thread(target=run, args=(i, job), name=f"ragdiff-read-{i}", daemon=True)
-               for i, job in enumerate(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for ok, value in out:
-        if not ok:
-            raise value
-    return [value for _, value in out]
 
 
 def _grade_bindings() -> list[Binding]:
@@ -294,8 +270,6 @@ class ReviewApp(OrderedKeysApp):
     async def _load(self) -> None:
         """The files read and the model built, `detached`: quitting while they load ends the process at once
         (it waited for the load to end: for ever on a file that does not, tests/test_app_load_quit.py)."""
-        from ragdiff.app.judge import detached
-
         outcome = await detached(self._read_inputs, "ragdiff-review-load")
         if isinstance(outcome, BaseException):  # _read_inputs says every Exception itself: a KeyboardInterrupt
             outcome = LoadFailed(f"cannot open the review: {type(outcome).__name__}: {outcome}")

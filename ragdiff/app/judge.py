@@ -12,9 +12,7 @@ The same screen opens from `ragdiff review` (key `J`) on the query on screen, sh
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from textual.widgets import Static
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt
+from ragdiff.app.threads import detached
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.widgets.chunk_view import ChunkView
@@ -460,37 +459,6 @@ class HitsScreen(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
-
-
-async def detached(work: Callable[[], object], name: str) -> object:
-    """`work()` on a daemon thread, awaited by the calling (async) Textual worker: what it returned or the exception
-    it raised. The app cancels its workers as it ends, and a quit must not wait for a build or a load (1-2 s at
-    10,000 queries): cancelling the worker ends this await at once (CancelledError), nothing is polled, and no
-    thread waits for the work — neither asyncio.run's executor shutdown (it joins a thread worker's thread: with the
-    work on it, the screen left at once but the process waited for the work to end) nor the interpreter's exit
-    joins a daemon thread. Only for work that reads: a label write runs on the label writer's thread, which the app
-    waits for (LabelSession.close)."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def settle(outcome: object) -> None:
-        if not future.done():  # not cancelled meanwhile
-            future.set_result(outcome)
-
-    def run() -> None:
-        try:
-            outcome = work()
-        except BaseException as err:  # noqa: BLE001 - handed to the worker, which says it
-            outcome = err
-        try:
-            loop.call_soon_threadsafe(settle, outcome)
-        except RuntimeError:  # the loop is closed: the app has ended, nobody reads it
-            pass
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return await future
 
 
 async def build_queue(runs: list, gold, pool: int, label_path: Path, post) -> None:
