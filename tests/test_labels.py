@@ -354,16 +354,16 @@ def test_crlf_bom_and_no_final_newline_are_kept(tmp_path):
 
 
 def test_the_bom_is_spelled_once_in_the_package():
-    """The UTF-8 byte-order mark has one home, textio.BOM, which the readers and the label writer use: no other
-    module writes its bytes out (labels/session.py did, twice). Its text form "\\ufeff" is a character, not
-    these bytes, and is left to the text parsers."""
+    """The UTF-8 byte-order mark has one home, textio.BOM (and BOM_CHAR, the same mark decoded), which the readers,
+    the sniffers, the label parsers and the label writer use: no other module writes its bytes out
+    (labels/session.py did, twice) nor its character (escaped as U+FEFF was, in five readers, or as itself)."""
     import re
 
     import ragdiff
     from ragdiff.core import textio
 
-    assert textio.BOM == "\ufeff".encode("utf-8")
-    spelled = re.compile(r"\\xef\\xbb\\xbf|BOM_UTF8", re.IGNORECASE)
+    assert textio.BOM == "\ufeff".encode("utf-8") and textio.BOM_CHAR == "\ufeff"
+    spelled = re.compile(r"\\xef\\xbb\\xbf|BOM_UTF8|\\ufeff|\\N\{ZERO WIDTH NO-BREAK SPACE\}|\ufeff", re.IGNORECASE)
     root = Path(ragdiff.__file__).parent
     homes = sorted(str(f.relative_to(root)) for f in root.rglob("*.py") if spelled.search(f.read_text(encoding="utf-8")))
     assert homes == ["core/textio.py"]

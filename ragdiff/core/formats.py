@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ragdiff.core.choices import GOLD_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import SPACE, fields
+from ragdiff.core.textio import BOM_CHAR, SPACE, fields
 
 __all__ = ["BEIR_SPLITS", "GOLD_FORMATS", "GoldPath", "beir_qrels_file", "locate", "sniff"]
 BEIR_SPLITS = ("test.tsv", "dev.tsv")  # the split evaluated by default, in order of preference
@@ -55,7 +55,7 @@ def _first_line(path: Path) -> str | None:
             head = handle.read(1 << 16)
     except OSError as err:
         raise InputError(path, f"cannot read: {err.strerror}") from None
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = head.decode("utf-8", errors="replace").lstrip(BOM_CHAR)
     for line in text.split("\n"):
         stripped = line.strip(SPACE)
         if stripped and not stripped.startswith("#"):

@@ -22,7 +22,7 @@ import polars as pl
 
 from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import (BOM, SPACE, check_file, fields, json_error, line_of, plain_block, read_text,
+from ragdiff.core.textio import (BOM, BOM_CHAR, SPACE, check_file, fields, json_error, line_of, plain_block, read_text,
                                   text_frame, whitespace_columns)
 
 _EXTENSIONS = {
@@ -79,7 +79,7 @@ def sniff_run_format(path: Path) -> str:
         head = handle.read(65536)
     if head.startswith(b"PAR1"):
         return "parquet"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = head.decode("utf-8", errors="replace").lstrip(BOM_CHAR)
     lines = [ln for ln in text.split("\n") if ln.strip(SPACE) and not ln.lstrip(SPACE).startswith("#")]
     if not lines:
         raise InputError(path, "cannot tell the run's format: the file has no data lines; say it with --format")

@@ -20,6 +20,7 @@ _ESCAPED = "".join(f"\\x{ord(c):02X}" for c in SPACE)  # written for a regex: Py
 SPACE_CLASS, FIELD_CLASS = f"[{_ESCAPED}]", f"[^{_ESCAPED}]"  # one white-space character; one of an id
 _FIELD = re.compile(FIELD_CLASS + "+")
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark: dropped at the start of a file
+BOM_CHAR = BOM.decode("utf-8")  # the same mark in decoded text (U+FEFF)
 
 
 def fields(line: str) -> list[str]:

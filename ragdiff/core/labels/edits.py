@@ -22,6 +22,7 @@ import yaml
 
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.spans import Node, content_end
+from ragdiff.core.textio import BOM_CHAR
 
 _content_end = content_end
 _Node = Node
@@ -97,7 +98,7 @@ def _yaml_printable(ch: str) -> bool:
         or 0xA0 <= c <= 0xD7FF
         or 0xE000 <= c <= 0xFFFD
         or 0x10000 <= c <= 0x10FFFF
-    ) and ch not in "\ufeff"
+    ) and ch != BOM_CHAR
 
 
 def _yaml_double(s: str) -> str:

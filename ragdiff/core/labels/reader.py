@@ -13,6 +13,7 @@ from ragdiff.core.labels.qrels_doc import BeirDoc, QrelsDoc
 from ragdiff.core.labels.short_doc import ShortDoc
 from ragdiff.core.labels.spans import MappingNode, ParseError, compose_json, compose_yaml
 from ragdiff.core.labels.yaml_doc import YamlLabelDoc, is_label_file
+from ragdiff.core.textio import BOM_CHAR
 
 
 @contextmanager
@@ -42,7 +43,7 @@ def _parse_document(path: Path, fmt: str, text: str, folder: Path | None) -> Lab
         return QrelsDoc(path, text)
     if fmt == "beir":
         return BeirDoc(path, text, folder)
-    if text.startswith("\ufeff"):  # one BOM is dropped on reading; the parsers disagree on a second
+    if text.startswith(BOM_CHAR):  # one BOM is dropped on reading; the parsers disagree on a second
         raise InputError(path, "a second byte-order mark (U+FEFF) at the start of the file; expected one at most",
                          1)
     try:

@@ -22,6 +22,8 @@ import re
 
 import yaml
 
+from ragdiff.core.textio import BOM_CHAR
+
 _STR = "tag:yaml.org,2002:str"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
@@ -94,7 +96,7 @@ def compose_yaml(text: str):
 
     The readers walk these nodes as they are (building a tree of our own for a 10,000-query file cost
     more than composing it); `to_node` copies the one subtree an edit needs."""
-    if text.startswith("\ufeff"):
+    if text.startswith(BOM_CHAR):
         raise ValueError("strip the BOM first")  # the two loaders disagree on whether it counts
     if "&" in text and "*" in text:
         line = alias_line(text)
