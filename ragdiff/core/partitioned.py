@@ -243,13 +243,14 @@ def _bad_line(path: Path, block: int = 4 * 2**20) -> InputError:
     >= 0 — the order in which the in-memory reader checks the whole file. The file's text was checked by the
     first pass (`_checked_blocks`)."""
     refused: tuple[InputError | None, ...] = (None, None)  # the file's first refused score, its first refused rank
-    seen_data = False
+    seen_data = False  # a data line was among the blocks before: only the first is looked at for another format
     with path.open("rb", buffering=0) as handle:
         handle.seek(len(textio.BOM) * (handle.read(len(textio.BOM)) == textio.BOM))
         line = 1
         for _start, lines in _line_blocks(handle, block):
             text = lines.decode("utf-8", errors="replace")
-            seen_data = seen_data or not_another_format(path, text, line)
+            if not seen_data:
+                seen_data = not_another_format(path, text, line)
             try:
                 parsed = trec_lines(path, text, line)
             except InputError as err:  # the file's first line of too few columns: said before any score
