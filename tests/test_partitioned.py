@@ -385,42 +385,53 @@ def test_no_room_for_the_parts_is_said_as_that(tmp_path, separator):
 
 
 # Every refusal of the in-memory TREC reader (core/runs.py: not_another_format, trec_lines, trec_refusals, the
-# text checks and the repeat check), each as (lines put in at line 5, lines put in at line 11 of a good run)
+# text checks and the repeat check), each as (lines put in at line 5, lines put in at line 11 of a good run, the
+# line the refusal names and its words). The line and words are written here, not taken from the readers (which
+# share those rules): a rule that changes in both fails here, not only one that differs between them.
+_COLUMNS = "expected 6 columns (qid Q0 chunk rank score tag), found {}"
+_SCORE = "score {!r} is not a finite number"
+_RANK = "rank {!r} is not a whole number >= 0 (column 4)"
 _REFUSALS = {
-    "a short line": (["q1 Q0 d9 7"], []),
-    "a line of one column": (["q1"], []),
-    "a score that is a word": (["q1 Q0 d9 7 high t"], []),
-    "an infinite score": (["q1 Q0 d9 7 inf t"], []),
-    "a score that is not a number": (["q1 Q0 d9 7 nan t"], []),
-    "a score past a double": (["q1 Q0 d9 7 1e999 t"], []),
-    "a score with an underscore": (["q1 Q0 d9 7 1_0 t"], []),  # Python's float() reads 10.0
-    "a score of a non-ASCII digit": (["q1 Q0 d9 7 \u0661 t"], []),
-    "a hexadecimal score": (["q1 Q0 d9 7 0x10 t"], []),
-    "a negative rank": (["q1 Q0 d9 -7 1.5 t"], []),
-    "a fractional rank": (["q1 Q0 d9 7.5 1.5 t"], []),
-    "a rank that is a word": (["q1 Q0 d9 seven 1.5 t"], []),
-    "a rank past 2^63": (["q1 Q0 d9 9223372036854775808 1.5 t"], []),
-    "a rank of a non-ASCII digit": (["q1 Q0 d9 \u0661 1.5 t"], []),
-    "a rank in exponent form": (["q1 Q0 d9 1e3 1.5 t"], []),
-    "a signed rank, then a bad score": (["q1 Q0 d9 +7 1.5 t"], ["q2 Q0 d8 3 high t"]),
-    "a bad rank, then a bad score": (["q1 Q0 d9 seven 1.5 t"], ["q2 Q0 d8 3 high t"]),  # every score first
-    "a bad score, then a short line": (["q1 Q0 d9 7 high t"], ["q2 Q0 d8"]),  # every line's columns first
-    "a chunk twice in a query": (["q2 Q0 d3 9 0.1 t"], []),
-    "a NUL byte": (["q1 Q0 d9\x00 7 1.5 t"], []),
+    "a short line": (["q1 Q0 d9 7"], [], 5, _COLUMNS.format(4)),
+    "a line of one column": (["q1"], [], 5, _COLUMNS.format(1)),
+    "a score that is a word": (["q1 Q0 d9 7 high t"], [], 5, _SCORE.format("high")),
+    "an infinite score": (["q1 Q0 d9 7 inf t"], [], 5, _SCORE.format("inf")),
+    "a score that is not a number": (["q1 Q0 d9 7 nan t"], [], 5, _SCORE.format("nan")),
+    "a score past a double": (["q1 Q0 d9 7 1e999 t"], [], 5, _SCORE.format("1e999")),
+    "a score with an underscore": (["q1 Q0 d9 7 1_0 t"], [], 5, _SCORE.format("1_0")),  # Python's float() reads 10.0
+    "a score of a non-ASCII digit": (["q1 Q0 d9 7 \u0661 t"], [], 5, _SCORE.format("\u0661")),
+    "a hexadecimal score": (["q1 Q0 d9 7 0x10 t"], [], 5, _SCORE.format("0x10")),
+    "a negative rank": (["q1 Q0 d9 -7 1.5 t"], [], 5, _RANK.format("-7")),
+    "a fractional rank": (["q1 Q0 d9 7.5 1.5 t"], [], 5, _RANK.format("7.5")),
+    "a rank that is a word": (["q1 Q0 d9 seven 1.5 t"], [], 5, _RANK.format("seven")),
+    "a rank past 2^63": (["q1 Q0 d9 9223372036854775808 1.5 t"], [], 5, _RANK.format("9223372036854775808")),
+    "a rank of a non-ASCII digit": (["q1 Q0 d9 \u0661 1.5 t"], [], 5, _RANK.format("\u0661")),
+    "a rank in exponent form": (["q1 Q0 d9 1e3 1.5 t"], [], 5, _RANK.format("1e3")),
+    # +7 is a rank (trec_eval's atol reads it), so the score after it is what is said
+    "a signed rank, then a bad score": (["q1 Q0 d9 +7 1.5 t"], ["q2 Q0 d8 3 high t"], 11, _SCORE.format("high")),
+    "a bad rank, then a bad score": (["q1 Q0 d9 seven 1.5 t"], ["q2 Q0 d8 3 high t"], 11,  # every score first
+                                     _SCORE.format("high")),
+    "a bad score, then a short line": (["q1 Q0 d9 7 high t"], ["q2 Q0 d8"], 11, _COLUMNS.format(3)),  # columns first
+    # the good run's q2 d3 is on line 8, line 9 once the repeat is put in before it at line 5
+    "a chunk twice in a query": (["q2 Q0 d3 9 0.1 t"], [], 9,
+                                 "chunk 'd3' appears twice for query 'q2' (lines 5 and 9); expected each chunk once per "
+                                 "query (use --keep-first to keep the first)"),
+    "a NUL byte": (["q1 Q0 d9\x00 7 1.5 t"], [], 5, "binary data (a NUL byte); expected a text file"),
 }
 _GOOD = [f"q{q} Q0 d{c} {c} {10 - c}.5 t" for q in range(1, 4) for c in range(1, 6)]
 
 
 @pytest.mark.parametrize("refusal", list(_REFUSALS))
 def test_both_readers_refuse_every_bad_run_in_the_same_words(tmp_path, refusal):
-    """One home for the refusal rules: the in-parts reader names a refused run's line with the in-memory
-    reader's own rules and words — every refusal of it, each case alone and where two compete."""
-    early, late = _REFUSALS[refusal]
+    """Every refusal of the in-memory reader, each case alone and where two compete, names the line and says the
+    words written down in _REFUSALS, and the in-parts reader (which names a refused run's line with the
+    in-memory reader's own rules) says the same."""
+    early, late, line, words = _REFUSALS[refusal]
     lines = list(_GOOD)
     lines[4:4] = early
     lines[10:10] = late
     whole, parts = _both_refuse(tmp_path, "\n".join(lines) + "\n")
-    assert whole.line is not None
+    assert (whole.line, whole.message) == (line, words)
     assert str(parts) == str(whole)
 
 
@@ -443,7 +454,7 @@ def test_the_bad_line_search_names_the_in_memory_line_at_any_block_size(tmp_path
     names the line and words of the in-memory reader."""
     from ragdiff.core.partitioned import _bad_line
 
-    early, late = _REFUSALS[refusal]
+    early, late, _line, words = _REFUSALS[refusal]
     lines = ["q0 Q0 d1 1 2.5 t", "", "# note", *_GOOD * 3]
     lines[30:30] = early
     lines[44:44] = late
@@ -451,5 +462,5 @@ def test_the_bad_line_search_names_the_in_memory_line_at_any_block_size(tmp_path
     path.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())
     with pytest.raises(InputError) as whole:
         load_run(path)
-    assert whole.value.line > 30
+    assert whole.value.line > 30 and whole.value.message == words
     assert str(_bad_line(path, block)) == str(whole.value)
