@@ -114,3 +114,28 @@ def test_the_console_leaves_a_broken_pipe_to_rich_then_to_the_handler(monkeypatc
     with pytest.raises(BrokenPipeError):
         console.on_broken_pipe()
     assert calls == [console]
+
+
+_COLLECTOR_DURING = """
+import gc, sys
+from ragdiff.cli import main as cli
+cli._handle = lambda args: print(args.command, gc.isenabled()) or 0
+cli.main(sys.argv[2:], hard_exit=sys.argv[1] == "hard")
+print("returned", gc.isenabled())
+"""
+
+
+@pytest.mark.parametrize("command,hard,expected", [
+    ("diff", "hard", "diff False\n"),  # ended at once: nothing printed after the handler
+    ("eval", "hard", "eval False\n"),
+    ("diff", "in-process", "diff True\nreturned True\n"),  # main() called in-process leaves the collector alone
+    ("report", "hard", "report True\nreturned True\n"),  # a command that returns normally keeps it on
+])
+def test_the_commands_that_end_at_once_run_without_the_cyclic_collector(sample_runs, command, hard, expected):
+    argv = _diff_args(sample_runs)
+    argv[0] = command
+    if command == "report":  # parsed only, never run: the handler is replaced
+        argv = [*argv[:-1], "-o", "never-written.html"]
+    proc = subprocess.run([sys.executable, "-c", _COLLECTOR_DURING, hard, *argv], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected

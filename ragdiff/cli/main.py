@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import os
 import sys
 from typing import NoReturn
@@ -47,7 +48,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # Commands whose work is done when their handler returns (the report printed, every file they write closed):
 # the process may end without Python freeing each frame and module in turn — ~0.07 s of a 1.2 s `diff` of two
 # 1M-line runs (bench/RESULTS.md). mypy's hard_exit does the same. Only from the console script and
-# `python -m ragdiff` (entry), never when main() is called in-process.
+# `python -m ragdiff` (entry), never when main() is called in-process. The same commands run without the cyclic
+# garbage collector: in a `diff` of the 1M pair its ~110 collections (the imports', polars' and the report's
+# objects) took ~20 ms of CPU and freed 793 objects in all.
 HARD_EXIT_COMMANDS = frozenset({"eval", "diff"})
 
 
@@ -68,8 +71,11 @@ def main(argv: list[str] | None = None, *, hard_exit: bool = False) -> int:
     args = parser.parse_args(argv)
     if retriever is not None:
         args.retriever = retriever
+    ends_at_once = hard_exit and args.command in HARD_EXIT_COMMANDS
+    if ends_at_once:
+        gc.disable()
     code = _handle(args)
-    if hard_exit and args.command in HARD_EXIT_COMMANDS:
+    if ends_at_once:
         _exit_now(code)
     return code
 
