@@ -48,10 +48,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # Commands whose work is done when their handler returns (the report printed, every file they write closed):
 # the process may end without Python freeing each frame and module in turn — ~0.07 s of a 1.2 s `diff` of two
 # 1M-line runs (bench/RESULTS.md). mypy's hard_exit does the same. Only from the console script and
-# `python -m ragdiff` (entry), never when main() is called in-process. The same commands run without the cyclic
-# garbage collector: in a `diff` of the 1M pair its ~110 collections (the imports', polars' and the report's
-# objects) took ~20 ms of CPU and freed 793 objects in all.
+# `python -m ragdiff` (entry), never when main() is called in-process.
 HARD_EXIT_COMMANDS = frozenset({"eval", "diff"})
+# Of those, the ones that run without the cyclic garbage collector: in a `diff` of the 1M pair its ~110
+# collections (the imports', polars' and the report's objects) took ~20 ms of CPU and freed 793 objects in all.
+# Not `eval`: a run too big for memory is read in parts (--low-memory, or on its own), part after part for
+# minutes under a memory limit, and a part's frames caught in a cycle would wait for the end.
+NO_COLLECTOR_COMMANDS = frozenset({"diff"})
 
 
 def entry() -> NoReturn:
@@ -72,7 +75,7 @@ def main(argv: list[str] | None = None, *, hard_exit: bool = False) -> int:
     if retriever is not None:
         args.retriever = retriever
     ends_at_once = hard_exit and args.command in HARD_EXIT_COMMANDS
-    if ends_at_once:
+    if ends_at_once and args.command in NO_COLLECTOR_COMMANDS:
         gc.disable()
     code = _handle(args)
     if ends_at_once:
