@@ -21,13 +21,20 @@ VENV = ROOT / ".venv-floor"
 
 
 def floor_pins(pyproject: Path) -> list[str]:
-    """`name>=X[,<Y]` -> `name==X`; a requirement without a floor is kept as written."""
+    """`name>=X[,<Y][; marker]` -> `name==X[; marker]`; a requirement without a floor is kept as written.
+
+    The environment marker is kept: without it a dependency meant only for some Pythons or platforms would
+    be pinned and installed everywhere."""
     deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
-    pins = []
-    for dep in deps:
-        m = re.match(r"^([A-Za-z0-9_.\-\[\]]+)\s*>=\s*([^,;\s]+)", dep)
-        pins.append(f"{m.group(1)}=={m.group(2)}" if m else dep)
-    return pins
+    return [floor_pin(dep) for dep in deps]
+
+
+def floor_pin(dep: str) -> str:
+    requirement, sep, marker = dep.partition(";")
+    m = re.match(r"^\s*([A-Za-z0-9_.\-\[\]]+)\s*>=\s*([^,\s]+)", requirement)
+    if not m:
+        return dep
+    return f"{m.group(1)}=={m.group(2)}" + (f"; {marker.strip()}" if sep else "")
 
 
 def main(argv: list[str]) -> int:
