@@ -50,8 +50,7 @@ def quit_while_held(folder: Path, script: str, args: list[str], ready: bytes, ke
             code = proc.wait(timeout=20)  # the work is still held: the old code waited for it here, for ever
         except subprocess.TimeoutExpired:
             code = None
-        assert not release.exists()
-        return code, rest
+        return code, rest  # the hold is released only below, after the process ended or was given up on
     finally:
         release.touch()
         # a process that still does not end is killed with its session: on the old code of the judging queue's

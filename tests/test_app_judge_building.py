@@ -174,7 +174,7 @@ async def test_quitting_while_the_queue_is_built_acts_at_once_and_every_file_is_
     (the x before it is, for the queue): the app leaves while the build is still held, the review's mark saved
     whole, the key meant for the queue never acting on the review. The build ran on a daemon thread and nothing
     of the app waits for it: asyncio.run's executor shutdown (which the process's end runs) returns while the
-    build is still held. With the build on the worker's own thread (not judge.detached) it waited for the build,
+    build is still held. With the build on the worker's own thread (not threads.detached) it waited for the build,
     and so did the process; Pilot's run_test alone never shuts the executor down, so the app leaving showed
     nothing of it."""
     import asyncio
@@ -282,18 +282,20 @@ async def test_a_q_after_a_key_held_for_the_queue_is_the_queues(lesson, settled,
 
 
 async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monkeypatch, gates):
-    """While the queue is built, the only thread in judge's code is the build's own (a daemon): the worker awaits
-    it on the event loop, so the app's cancelling it as it ends is seen at once and nothing polls for it. Before,
-    a thread worker sat in judge.detached, waking every 50 ms to look for a cancel, and the end of the process
-    waited for its next look."""
+    """While the queue is built, the only thread in judge's or threads.detached's code is the build's own (a
+    daemon): the worker awaits it on the event loop, so the app's cancelling it as it ends is seen at once and
+    nothing polls for it. Before, a thread worker sat in detached (then in judge.py), waking every 50 ms to look
+    for a cancel, and the end of the process waited for its next look."""
     import sys
 
-    from ragdiff.app import judge
+    from ragdiff.app import judge, threads
 
     app, release, builds = held_review(lesson, monkeypatch, gates)
-    def in_judge(frame) -> bool:  # a frame of judge.py's own code on this thread's stack
+    watched = {judge.__file__, threads.__file__}
+
+    def in_judge(frame) -> bool:  # a frame of judge.py's or threads.py's own code on this thread's stack
         while frame is not None:
-            if frame.f_code.co_filename == judge.__file__:
+            if frame.f_code.co_filename in watched:
                 return True
             frame = frame.f_back
         return False

@@ -1,7 +1,7 @@
 """Quitting while the judging queue is built ends the process at once — the terminal restored, the label file
 whole — rather than when the build is done (1-2 s at 10,000 queries): `ragdiff review` after its first J, and
 `ragdiff judge` while it loads. The build's thread is not one that asyncio's executor shutdown or the
-interpreter's exit waits for (judge.detached)."""
+interpreter's exit waits for (threads.detached)."""
 
 from __future__ import annotations
 

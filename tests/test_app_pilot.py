@@ -411,6 +411,29 @@ async def test_no_cyclic_collection_until_the_first_screen_then_one_before_the_f
     assert seen["model"] == [False, False]
     assert gc.isenabled()
 
+    # the app ends while the model is still being built (held): the collector is on again once it has ended
+    import threading
+
+    hold = threading.Event()
+    building = threading.Event()
+
+    def held(*args, **kwargs):
+        building.set()
+        hold.wait(30)
+        return real_model(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "ReviewModel", held)
+    app = lesson_app(lesson)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            while not building.is_set():
+                await pilot.pause(0.01)
+            assert not gc.isenabled() and app.model is None
+            app.exit()
+        assert gc.isenabled(), "the app ended before its first screen and left the collector off"
+    finally:
+        hold.set()
+
     monkeypatch.setattr(app_module, "ReviewModel", real_model)
     gc.disable()  # someone else's choice before the app: left as it was
     try:

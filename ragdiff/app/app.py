@@ -871,7 +871,7 @@ class ReviewApp(OrderedKeysApp):
         status = Text(clean(message.status), style="bold red" if message.error else "")
         if not self.on_review:
             self._stale = self._stale or bool(changed)
-            if judge is None or judge not in self.screen_stack:  # made on the review, then ?, w or v opened:
+            if judge is None:  # made on the review, then ?, w or v opened:
                 self.set_status(status)  # said on the review's status line, under the screen over it
             return
         if changed and self.model is not None:
@@ -899,7 +899,7 @@ class ReviewApp(OrderedKeysApp):
         self._judge_backlog = []
         self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
                                 self.post_message),
-                        group="judge-queue", exit_on_error=False)  # async: it awaits judge.detached
+                        group="judge-queue", exit_on_error=False)  # async: it awaits threads.detached
 
     async def on_queue_built(self, message: QueueBuilt) -> None:
         from ragdiff.app.judge import apply_outcome

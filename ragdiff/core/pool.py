@@ -55,9 +55,9 @@ class JudgeQueue:
     def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: Mapping[str, Iterable[Entry]],
                  labels: dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str], depth: int,
                  flagged: Iterable[tuple[str, str]] = ()) -> None:
-        """The queue keeps the dicts it is given (`build` makes them for it): copying them cost ~40 ms at 10,000
-        queries (195,000 entries), which the first J waits for. A query's entries are kept as a tuple (`build`
-        makes tuples; anything else is made one here): `entries` hands out that tuple itself, no copy."""
+        """The queue keeps the texts and labels dicts it is given (`build` makes them for it): copying them cost
+        ~40 ms at 10,000 queries (195,000 entries), which the first J waits for. A query's entries are kept as a
+        tuple, made here once (a dict of one key per query): `entries` hands out that tuple itself, no copy."""
         self.queries: tuple[str, ...] = tuple(queries)  # gold queries, in file order
         self.run_names: tuple[str, ...] = tuple(run_names)
         self.depth = depth
@@ -162,8 +162,7 @@ class JudgeQueue:
         lists: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
             lists[row[0]].append(Entry(row[1], tuple(row[2:])))
-        entries = {q: tuple(e) for q, e in lists.items()}
-        queue = cls(queries, texts, entries, labels, [run.name for run in runs], depth, flagged or ())
+        queue = cls(queries, texts, lists, labels, [run.name for run in runs], depth, flagged or ())
         counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
         queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
                           {q: counts.get(q, (0, 0))[1] for q in queries})
