@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -47,9 +48,13 @@ def main() -> int:
     from bench_review import TimedApp, generate  # noqa: E402 - the review bench's data and app
 
     if args.pair is not None:
-        paths = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec", "gold": args.pair / "qrels.txt",
-                 "corpus": None}
-        result = asyncio.run(measure(TimedApp, paths, args.depth))
+        # the decisions are written to the label file: a copy of it, never the shared seeded pair's (a run of this
+        # bench once wrote 57 marks into bench/data's qrels.txt and changed every 1M result after it)
+        with tempfile.TemporaryDirectory(prefix="ragdiff-bench-judge-") as tmp:
+            gold = Path(tmp) / "qrels.txt"
+            shutil.copyfile(args.pair / "qrels.txt", gold)
+            paths = {"a": args.pair / "run_a.trec", "b": args.pair / "run_b.trec", "gold": gold, "corpus": None}
+            result = asyncio.run(measure(TimedApp, paths, args.depth))
         what = f"the pair in {args.pair} (depth {args.depth})"
     else:
         with tempfile.TemporaryDirectory(prefix="ragdiff-bench-judge-") as tmp:
