@@ -242,11 +242,12 @@ def _bootstrap_by_definition(d, resamples, seed, level=0.95):
 
 
 @pytest.mark.parametrize("metrics,n,resamples", [(1, 50, 3000), (3, 1000, 2500), (7, 1000, 10_000), (2, 7, 100),
-                                                 (5, 4099, 777)])
+                                                 (5, 4099, 777), (7, 20_000, 30), (1, 1, 5)])
 def test_bootstrap_is_its_definition_to_the_last_bit(metrics, n, resamples):
     """bootstrap_ci gathers a few resamples at a time for all metrics at once: the same intervals, bit for bit,
-    as the resamples drawn and averaged one metric and one block at a time (shapes where the gathers do not
-    divide the blocks, one metric, and more than one block)."""
+    as every resample drawn in one call and averaged one metric at a time (shapes where the gathers do not divide
+    the resamples, one metric, one query, and metrics × queries past one gather's cells: one resample a gather,
+    as at 10,000 queries)."""
     rng = np.random.default_rng(n)
     d = np.vstack([rng.choice([-1.0, 0.0, 0.0, 1.0], size=n), rng.normal(0, 0.3, size=n),
                    *rng.normal(0.01, 0.2, size=(max(metrics - 2, 0), n))])[:metrics]
