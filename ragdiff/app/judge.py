@@ -25,11 +25,11 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
+from ragdiff.app.keys import OrderedKeysApp, binding_keys, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt
-from ragdiff.app.threads import detached
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
+from ragdiff.app.threads import detached
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.app.widgets.help_screen import HelpScreen
 from ragdiff.app.widgets.key_bar import KeyBar
@@ -392,7 +392,7 @@ class JudgeScreen(Screen):
 
 # the queue's "back" keys (q, esc): typed before any other key while the review's first J builds the queue, they
 # close it before it opens, at once (ReviewApp.action_judge, keys.OrderedKeysApp.hold_keys)
-CLOSE_KEYS = frozenset(k.strip() for b in JudgeScreen.BINDINGS if b.action == "close" for k in b.key.split(","))
+CLOSE_KEYS = binding_keys(JudgeScreen.BINDINGS, "close")
 
 
 class HitsScreen(ModalScreen[str | None]):

@@ -34,7 +34,12 @@ def label_keys(action: str, prefix: str, tooltips: dict[str, str]) -> list[Bindi
 
 # Keys that leave the app (Textual's own: ctrl+q quits, ctrl+c says how to): never held for a screen still being
 # made, so quitting while the judging queue is built acts at once rather than when it is done
-QUIT_KEYS = frozenset(k.strip() for b in App.BINDINGS if b.action in ("quit", "help_quit") for k in b.key.split(","))
+def binding_keys(bindings, *actions: str) -> frozenset[str]:
+    """Every key of the `bindings` whose action is one of `actions` (a binding's key may list several)."""
+    return frozenset(k.strip() for b in bindings if b.action in actions for k in b.key.split(","))
+
+
+QUIT_KEYS = binding_keys(App.BINDINGS, "quit", "help_quit")
 
 
 class OrderedKeysApp(App[int]):
