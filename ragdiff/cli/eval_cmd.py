@@ -29,6 +29,12 @@ def add_parser(subparsers) -> None:
                         help="comma-separated, e.g. recall@5,recall@50,mrr,ndcg@10,precision@5,judged@10")
     parser.add_argument("--per-query", action="store_true", help="also show every query's values")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    parser.add_argument("--trec-eval", action="store_true",
+                        help="print trec_eval's layout (measure, query, value) for the metrics trec_eval has; with "
+                             "--per-query, trec_eval -q's")
+    parser.add_argument("--csv", type=Path, metavar="FILE", help="write the per-query table (query, run, metrics, "
+                                                                 "tags, unanswerable) as CSV")
+    parser.add_argument("--parquet", type=Path, metavar="FILE", help="write the per-query table as Parquet")
     parser.add_argument("--log", type=Path, metavar="HISTORY.csv", help="append one row per run to this history file")
     add_slice_options(parser)
     parser.add_argument("--low-memory", action="store_true",
@@ -42,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.core.metrics import default_metrics, evaluate_runs
 
     settings = settings_from(args)
+    if args.trec_eval and args.json:
+        raise UsageError("--trec-eval with --json: each prints the whole output on stdout; choose one")
     if settings.judged_only and args.log:
         raise UsageError("--judged-only with --log: a history compares runs scored the same way, and condensed "
                          "lists are not; log without --judged-only")
@@ -81,11 +89,32 @@ def run(args: argparse.Namespace) -> int:
         from ragdiff.core.history import append_runs
 
         append_runs(args.log, evals, gold, corpus=args.corpus)
-    if args.json:
+    _write_tables(args, evals, gold)
+    if args.trec_eval:
+        import sys
+
+        from ragdiff.core.export import trec_eval_text
+
+        sys.stdout.write(trec_eval_text(evals, args.per_query))
+    elif args.json:
         print(json.dumps(eval_document(evals, args.per_query, gold, as_labels, tags), ensure_ascii=False, indent=2))
     else:
         print_tables(evals, args.per_query, gold, as_labels, tags)
     return 0
+
+
+def _write_tables(args: argparse.Namespace, evals: list[RunEval], gold: Gold) -> None:
+    """--csv / --parquet: the per-query table, each file whole or not at all."""
+    if not (args.csv or args.parquet):
+        return
+    from ragdiff.core.export import per_query_table, table_bytes
+    from ragdiff.core.textio import write_file
+
+    table = per_query_table(evals, gold)
+    inputs = [*args.runs, args.gold]
+    for path, fmt in ((args.csv, "csv"), (args.parquet, "parquet")):
+        if path is not None:
+            write_file(path, table_bytes(table, fmt), inputs=inputs)
 
 
 def _too_big(args: argparse.Namespace) -> bool:

@@ -1,4 +1,9 @@
-"""`ragdiff export contexts`: the labelled chunks' text per query, the input for testing generation alone.
+"""What leaves ragdiff for other tools: `export contexts` (the labelled chunks' text per query), `export run` and
+`export qrels` (TREC files trec_eval, ir_measures and ranx read), the one run writer (`run_bytes`, also what
+`ragdiff fuse` writes), `eval --trec-eval` (trec_eval's `-q` layout) and `eval --csv/--parquet` (the per-query
+table).
+
+`export contexts`: the labelled chunks' text per query, the input for testing generation alone.
 
 The lesson: "test the halves separately … test generation with the gold chunks as input". One JSON object a
 line, in the label file's query order:
@@ -20,8 +25,10 @@ import polars as pl
 
 from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
+from ragdiff.core.fmt import EVAL_DIGITS, number
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, query_table
+from ragdiff.core.metrics import EvalSettings, Metric, RunEval, query_table
+from ragdiff.core.runs import RUN_SCHEMA
 
 
 def contexts(gold: Gold, corpus: Corpus, level: str = "gold", threshold: int = 1) -> Iterator[dict]:
@@ -68,3 +75,167 @@ def _tags(gold: Gold) -> dict[str, list[str]]:
 def contexts_jsonl(gold: Gold, corpus: Corpus, level: str = "gold", threshold: int = 1) -> str:
     """The whole export as text, built before anything is written (bad input leaves no half-written file)."""
     return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in contexts(gold, corpus, level, threshold))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# TREC files: runs and qrels
+
+def _refuse_unwritable_ids(path, frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
+    """A TREC line is whitespace-separated: an id that is empty, holds whitespace or starts with `#` (a comment
+    to ragdiff's and trec_eval's readers) cannot be written so that it reads back as the same id."""
+    for column in columns:
+        bad = frame.filter((pl.col(column).str.len_bytes() == 0) | pl.col(column).str.contains(r"\s")
+                           | pl.col(column).str.starts_with("#"))
+        if bad.height:
+            value = bad.item(0, column)
+            raise InputError(path, f"{column.replace('_', ' ')} {value!r} cannot be written as a {what}: TREC files "
+                                   "separate columns by whitespace (expected ids without whitespace that do not "
+                                   "start with '#'); write another format (.jsonl, .csv, .parquet)")
+
+
+def trec_order_kept(frame: pl.DataFrame) -> bool:
+    """Whether the run's scores give back its order under trec_eval's rule (score descending, ties by chunk id in
+    descending byte order, the rank column ignored): true for a run read from TREC or a score map, not always for
+    a list format, whose order is the file's whatever the scores say."""
+    if frame.get_column("score").null_count():
+        return False
+    resorted = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True], maintain_order=True)
+    return bool(resorted.select((pl.col("rank") == pl.int_range(1, pl.len() + 1).over("query_id")).all()).item())
+
+
+def _trec_scores(frame: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
+    """(frame, replaced): the scores a TREC file gets. Kept when they give back the run's order; else every
+    query's scores become returned - rank + 1 (so trec_eval, ir_measures and ranx read ragdiff's order)."""
+    if trec_order_kept(frame):
+        return frame, False
+    return frame.with_columns(score=(pl.len().over("query_id") - pl.col("rank").cast(pl.Int64) + 1)
+                              .cast(pl.Float64)), True
+
+
+def parquet_bytes(table: pl.DataFrame) -> bytes:
+    """A frame as a whole Parquet file in memory (written to disk atomically by the caller)."""
+    import io
+
+    buffer = io.BytesIO()
+    table.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def run_bytes(frame: pl.DataFrame, fmt: str, name: str, query_text: dict[str, str] | None = None,
+              path=None) -> tuple[bytes, bool]:
+    """A run's rows (RUN_SCHEMA, ordered by query then rank) as a file of format `fmt` that ragdiff reads back
+    in the same order: (the bytes, whether the TREC scores were replaced to keep that order). The one run
+    writer: `export run` and `fuse` write through it.
+
+    trec: `qid Q0 chunk rank score tag`; jsonl: `{"query_id", "query"?, "results": [{"id", "score"}]}`;
+    json: `{query: [{"id", "score"}]}` (a list: its order is the order); csv/tsv/parquet: query_id, chunk_id,
+    rank, score (ragdiff orders by the rank column)."""
+    frame = frame.select(list(RUN_SCHEMA))
+    replaced = False
+    if fmt == "trec":
+        _refuse_unwritable_ids(path, frame, ("query_id", "chunk_id"), "TREC run")
+        frame, replaced = _trec_scores(frame)
+        tag = "".join(name.split()) or "ragdiff"
+        lines = frame.select(pl.concat_str(
+            [pl.col("query_id"), pl.lit("Q0"), pl.col("chunk_id"), pl.col("rank").cast(pl.String),
+             pl.col("score").cast(pl.String), pl.lit(tag)], separator=" "))
+        return ("\n".join(lines.to_series().to_list()) + "\n").encode("utf-8"), replaced
+    if fmt in ("csv", "tsv", "parquet"):
+        table = frame.select("query_id", "chunk_id", "rank", "score")
+        if fmt == "parquet":
+            return parquet_bytes(table), False
+        return table.write_csv(separator="," if fmt == "csv" else "\t").encode("utf-8"), False
+    grouped = frame.group_by("query_id", maintain_order=True).agg(
+        results=pl.struct(pl.col("chunk_id").alias("id"), "score"))
+    if fmt == "json":
+        document = {qid: results for qid, results in grouped.iter_rows()}
+        return (json.dumps(document, ensure_ascii=False) + "\n").encode("utf-8"), False
+    if fmt == "jsonl":
+        text = query_text or {}
+        return "".join(
+            json.dumps({"query_id": qid, **({"query": text[qid]} if qid in text else {}), "results": results},
+                       ensure_ascii=False) + "\n"
+            for qid, results in grouped.iter_rows()).encode("utf-8"), False
+    raise ValueError(f"unknown run format {fmt!r}")
+
+
+def qrels_text(gold: Gold, level: str = "gold") -> str:
+    """The gold set as TREC qrels (`qid 0 chunk grade`), with the grades ragdiff scores at `level`
+    (Gold.qrels: at the gold level evidence is judged 0, at the evidence level it is relevant at grade >= 1;
+    drafts are not labels; queries marked `retrieval: false` are left out, as every score leaves them).
+    trec_eval's `-l` (pytrec_eval's relevance_level) is ragdiff's --threshold."""
+    qrels = gold.scored_queries().qrels(level).filter(pl.col("grade").is_not_null())
+    _refuse_unwritable_ids(gold.path, qrels, ("query_id", "chunk_id"), "TREC qrels line")
+    lines = qrels.select(pl.concat_str([pl.col("query_id"), pl.lit("0"), pl.col("chunk_id"),
+                                        pl.col("grade").cast(pl.String)], separator=" "))
+    return "".join(line + "\n" for line in lines.to_series().to_list())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# eval's exports: trec_eval's -q layout and the per-query table
+
+TREC_EVAL_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f": measure, topic, value
+
+
+def trec_eval_name(metric: Metric) -> str | None:
+    """trec_eval's name for a ragdiff metric, None when trec_eval has no such measure (mrr@k, judged@k: its unj_k
+    counts differently, DESIGN.md). The whole-ranking measures of ndcg and map carry ragdiff's own name there."""
+    name = metric.spec.trec_eval
+    if name is None:
+        return None
+    if "{k}" not in name:
+        return name if metric.k is None else None
+    return metric.family if metric.k is None else name.format(k=metric.k)
+
+
+def trec_eval_text(evals: list[RunEval], per_query: bool) -> str:
+    """trec_eval's output for each run, one after another: with `per_query` (trec_eval -q) every scored query's
+    lines in trec_eval's topic order (ids in byte order), each the metrics in the order asked; then the `all`
+    lines: runid (the run's name), num_q (queries scored) and each metric's mean. Only the metrics trec_eval
+    has (trec_eval_name)."""
+    out: list[str] = []
+
+    def line(measure: str, topic: str, value: str) -> None:
+        out.append(f"{measure:<{TREC_EVAL_WIDTH}}\t{topic}\t{value}\n")
+
+    for ev in evals:
+        shared = [(m.name, trec_eval_name(m)) for m in ev.metrics if trec_eval_name(m) is not None]
+        if per_query and shared:
+            rows = ev.per_query.select("query_id", *[n for n, _ in shared]).sort("query_id")
+            columns = [rows.get_column(n).to_list() for n, _ in shared]
+            for i, qid in enumerate(rows.get_column("query_id").to_list()):
+                for (_, measure), values in zip(shared, columns):
+                    line(measure, qid, number(values[i], EVAL_DIGITS))
+        line("runid", "all", "".join(ev.run.name.split()) or "ragdiff")
+        line("num_q", "all", str(len(ev.queries.scored)))
+        for name, measure in shared:
+            line(measure, "all", number(ev.means.get(name), EVAL_DIGITS))
+    return "".join(out)
+
+
+def per_query_table(evals: list[RunEval], gold: Gold) -> pl.DataFrame:
+    """One row per run and gold query that is scored or unanswerable (gold order, runs in turn): query, run,
+    every metric (null where the query is unanswerable and not scored, or the metric has no value), tags
+    (a list) and unanswerable — what `eval --csv/--parquet` writes for a notebook."""
+    queries = gold.queries.sort("position")
+    tags = queries.select("query_id", "tags") if "tags" in queries.columns else \
+        queries.select("query_id", pl.lit([], dtype=pl.List(pl.String)).alias("tags"))
+    frames = []
+    for ev in evals:
+        unanswerable = pl.Series(ev.queries.unanswerable, dtype=pl.String).implode()
+        wanted = pl.Series(ev.queries.scored + ev.queries.unanswerable, dtype=pl.String).implode()
+        names = [m.name for m in ev.metrics]
+        frames.append(
+            queries.select("query_id").filter(pl.col("query_id").is_in(wanted))
+            .join(ev.per_query.select("query_id", *names), on="query_id", how="left", maintain_order="left")
+            .join(tags, on="query_id", how="left", maintain_order="left")
+            .select(pl.col("query_id").alias("query"), pl.lit(ev.run.name).alias("run"), *names,
+                    pl.col("tags").fill_null([]), pl.col("query_id").is_in(unanswerable).alias("unanswerable")))
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def table_bytes(table: pl.DataFrame, fmt: str) -> bytes:
+    """The per-query table as CSV (tags joined by ';', a CSV cell holds no list) or Parquet (tags a list)."""
+    if fmt == "parquet":
+        return parquet_bytes(table)
+    return table.with_columns(pl.col("tags").list.join(";")).write_csv().encode("utf-8")

@@ -70,8 +70,14 @@ class Run:
         return self.frame.get_column("query_id").rle().struct.field("value").unique(maintain_order=True).to_list()
 
 
+def format_from_extension(path: Path) -> str | None:
+    """The run format a file's name says (`.trec`, `.jsonl`, `.parquet`, ...), None when it says none: how a
+    run is read, and how a run a command writes (`-o`) is written."""
+    return _EXTENSIONS.get(Path(path).suffix.lower())
+
+
 def sniff_run_format(path: Path) -> str:
-    fmt = _EXTENSIONS.get(path.suffix.lower())
+    fmt = format_from_extension(path)
     if fmt:
         return fmt
     check_file(path)
