@@ -69,6 +69,14 @@ def _copy(src: Path, tmp_path: Path) -> Path:
     return dst
 
 
+def _empty_start(path: Path) -> bool:
+    """A YAML file of nothing but blank lines and comments."""
+    if path.suffix not in (".yaml", ".yml") or not path.is_file():
+        return False
+    text = path.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+    return all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+
+
 def _loaded(path: Path) -> tuple[list[str], dict]:
     gold = load_gold(path)
     queries = gold.queries.get_column("query_id").to_list()
@@ -83,6 +91,9 @@ def test_loader_and_writer_agree(fixture, tmp_path):
     try:
         queries, judged = _loaded(path)
     except InputError as err:
+        if _empty_start(path):  # the one file the writer opens and the loader refuses: `labels add` starts there
+            assert "the file is empty" in str(err) and LabelFile(path).queries == []
+            return
         with pytest.raises((LabelFormatError, LabelWriteError, FileNotFoundError)):
             LabelFile(path)
         assert str(err)  # refused by both, with words

@@ -52,7 +52,8 @@ def add_edit_parsers(commands) -> None:
         "add", help="append one query (a production failure) to the label file",
         description="Append one query to the label file, after the last one, touching no other line: atomic, "
                     "journaled (labels log shows it) and undone by labels undo. It has no labels yet: it counts "
-                    "as unanswerable until someone judges its chunks (ragdiff judge or review).")
+                    "as unanswerable until someone judges its chunks (ragdiff judge or review). A file with no "
+                    "query yet (empty, comments only, `queries:` alone or `queries: []`) gets a block list.")
     add_label_file(add, "the ragdiff label file (YAML or JSON)")
     add.add_argument("text", metavar="TEXT", help="the query as a user typed it")
     add.add_argument("--id", dest="query_id", metavar="Q", help="its id (default: the text is the id)")

@@ -31,14 +31,15 @@ def gc_paused():
             gc.enable()
 
 
-def parse_document(path: Path, fmt: str, text: str, folder: Path | None = None) -> LabelDoc:
+def parse_document(path: Path, fmt: str, text: str, folder: Path | None = None, *, empty_start: bool = False) -> LabelDoc:
     """The document for `text` (BOM already dropped). InputError naming the file and line when the text is
-    not a gold set of that format."""
+    not a gold set of that format. empty_start (the writer): a YAML file of nothing but comments and blank
+    lines is a label file with no query yet, which `labels add` starts; the loader calls it empty."""
     with gc_paused():
-        return _parse_document(path, fmt, text, folder)
+        return _parse_document(path, fmt, text, folder, empty_start)
 
 
-def _parse_document(path: Path, fmt: str, text: str, folder: Path | None) -> LabelDoc:
+def _parse_document(path: Path, fmt: str, text: str, folder: Path | None, empty_start: bool = False) -> LabelDoc:
     if fmt == "qrels":
         return QrelsDoc(path, text)
     if fmt == "beir":
@@ -51,6 +52,8 @@ def _parse_document(path: Path, fmt: str, text: str, folder: Path | None) -> Lab
     except ParseError as err:
         raise InputError(path, err.message, err.line) from None
     if root is None:
+        if empty_start and fmt == "yaml":
+            return YamlLabelDoc(path, text, None)
         raise InputError(path, "the file is empty")
     if root.__class__ is MappingNode and is_label_file(root, json_style=fmt == "json"):
         return JsonLabelDoc(path, text, root) if fmt == "json" else YamlLabelDoc(path, text, root)

@@ -132,7 +132,7 @@ class LabelFile:
 
     def _parse(self, text: str) -> LabelDoc:
         try:
-            return parse_document(Path(self.name), self.fmt, text, self._beir_dir)
+            return parse_document(Path(self.name), self.fmt, text, self._beir_dir, empty_start=True)
         except InputError as err:
             raise LabelFormatError(str(err)) from None
 

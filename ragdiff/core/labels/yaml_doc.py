@@ -29,6 +29,7 @@ from ragdiff.core.labels.spans import (
     SequenceNode,
     compose_yaml,
     content_end,
+    is_null,
     to_node,
 )
 
@@ -97,6 +98,8 @@ def is_label_file(root, json_style: bool) -> bool:
     return False
 
 
+_NO_QUERIES = SequenceNode("tag:yaml.org,2002:seq", [])
+
 # every key the reader reads (a key of the file's own is kept, unless it reads like one of these: _known_keys)
 _TOP_KEYS = ("corpus", "queries")
 _QUERY_KEYS = ("id", "text", *vocab.SECTIONS, "tags", "regression", "retrieval", "reviewed")
@@ -122,14 +125,19 @@ class YamlLabelDoc(LabelDoc):
         self.root = root
         self.entries: dict = {}  # qid -> its PyYAML entry node
         self.shift: dict[str, int] = {}  # qid -> what to add to its nodes' positions (after a reparse)
-        self._read()
+        # nothing but comments and blank lines: the writer's empty start (the loader says "the file is empty")
+        self.blank = root is None
+        if not self.blank:
+            self._read()
 
     def _read(self) -> None:
         root = self.root
         check_unique_here(self, root)
         top = {k.value: (k, v) for k, v in root.value if k.__class__ is ScalarNode}
         key, queries = top["queries"]
-        if queries.__class__ is not SequenceNode:
+        if is_null(queries):  # `queries:` alone: a file started by hand, no query yet (the first add fills it)
+            queries = _NO_QUERIES
+        elif queries.__class__ is not SequenceNode:
             raise self.error('"queries" must be a list of {id, text, gold}', self.line_of(key.start_mark.index))
         self._known_keys(root, _TOP_KEYS, "the label file", near=0.6)  # `query:` is 0.67 like `queries`
         if "corpus" in top:
@@ -448,12 +456,14 @@ class YamlLabelDoc(LabelDoc):
         file's own indentation; without an id the text is the id (DESIGN's default). In a flow list (every
         JSON label file) one `{id, text, …}` after the last query, on its own line where they stand one a line."""
         ed = self.editor()
-        _key, seq = self._top()["queries"]
         fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
         if regression:
             fields.append(("regression", "true"))
         if tags:
             fields.append(("tags", "[" + ", ".join(ed.fmt_id(t) for t in tags) + "]"))
+        if self.dialect == "yaml" and self._empty_start(ed, fields):
+            return ed.result()
+        _key, seq = self._top()["queries"]
         if seq.flow or not seq.items:
             entry = "{" + ", ".join(f"{self.key_text(k)}: {v}" for k, v in fields) + "}"
             if seq.kind != "seq":
@@ -465,16 +475,42 @@ class YamlLabelDoc(LabelDoc):
         prefix = t[_line_start(t, last.start) : last.start]
         if not prefix.rstrip(" \t").endswith("-") or prefix.strip(" \t-") != "":
             raise LabelFormatError("the last query does not start its own `- ` line; nothing was written")
-        indent = " " * len(prefix)
-        lines = [prefix + f"{fields[0][0]}: {fields[0][1]}"] + [indent + f"{k}: {v}" for k, v in fields[1:]]
         pos = _eol_after(t, content_end(t, last))
-        start, end, block = _insert_line(t, pos, ed.nl.join(lines), ed.nl)
-        ed.add(start, end, block)
+        ed.add(*_insert_line(t, pos, _block_entry(prefix, fields, ed.nl), ed.nl))
         return ed.result()
+
+    def _empty_start(self, ed: _Edits, fields: list[tuple[str, str]]) -> bool:
+        """The first query of a file that has none yet, written as a block list (`  - text: …`): into a file
+        of nothing but comments and blank lines (a `queries:` line is added at its end), after `queries:`
+        alone, or in place of a block file's `queries: []`. False when the file is not one of these (a
+        flow list that holds queries, or a flow root, keeps its flow style)."""
+        t = self.text
+        entry = _block_entry("  - ", fields, ed.nl)
+        if self.blank:
+            ed.add(*_insert_line(t, len(t), "queries:" + ed.nl + entry, ed.nl))
+            return True
+        top = self._top()
+        key, seq = top["queries"]
+        if to_node(self.whole_root()).flow or not (seq.is_null() or (seq.kind == "seq" and seq.flow and not seq.items)):
+            return False
+        if _line_start(t, key.start) != key.start:  # `queries:` is indented or shares its line: not the root's
+            return False
+        if not seq.is_null():  # `queries: []` -> `queries:`, the comment after it (if any) kept where it is
+            ed.add(seq.start, content_end(t, seq), "")
+            if t[key.end:seq.start].strip(" \t:") == "":  # `queries: []`: drop the space before the brackets too
+                ed.add(self._colon_end(key), seq.start, "")
+        ed.add(*_insert_line(t, _eol_after(t, key.end), entry, ed.nl))
+        return True
+
+    def _colon_end(self, key: Node) -> int:
+        return self.text.index(":", key.end) + 1
 
     def plan_corpus(self, path: str, sha256: str) -> str:
         """`corpus: {path: P, sha256: S}`: the value replaced where the key is, else a new first line before
         `queries:` (comments above it stay above it). In JSON the same as the root's first key."""
+        if self.blank:
+            raise LabelFormatError("the label file has no queries yet; add one first (labels add, labels init); "
+                                   "nothing was written")
         ed = self.editor()
         value = ("{" + self.key_text("path") + ": " + ed.fmt_id(path) + ", " + self.key_text("sha256") + ": "
                  + (ed.fmt_id(sha256) if self.dialect == "json" else sha256) + "}")
@@ -581,6 +617,12 @@ class YamlLabelDoc(LabelDoc):
         _k, anchor = max(anchors, key=lambda kv: kv[0].start) if anchors else entry.pairs[-1]
         pos = _eol_after(t, content_end(t, anchor))
         ed.add(*_insert_line(t, pos, indent + name + ": " + value, ed.nl))
+
+
+def _block_entry(prefix: str, fields: list[tuple[str, str]], nl: str) -> str:
+    """One query as block lines: `prefix` (its `- ` and indentation) before the first field, the others under it."""
+    indent = " " * len(prefix)
+    return nl.join([prefix + f"{fields[0][0]}: {fields[0][1]}"] + [indent + f"{k}: {v}" for k, v in fields[1:]])
 
 
 # query text that YAML reads back as the same string when written plain (the writer re-reads to be sure)
