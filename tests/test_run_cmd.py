@@ -179,8 +179,8 @@ def test_a_run_refused_after_saving_leaves_no_file_and_no_row(tmp_path, capsys, 
     nothing_written(tmp_path, logged, 1)
 
 
-def test_the_readme_ci_example_uses_real_options():
-    """Every ragdiff command line in README's GitHub Actions job parses (an option renamed later fails here)."""
+def test_the_ci_example_uses_real_options():
+    """Every ragdiff command line in docs/ci.md's GitHub Actions job parses (an option renamed later fails here)."""
     import re
     import shlex
 
@@ -188,8 +188,8 @@ def test_the_readme_ci_example_uses_real_options():
 
     from ragdiff.cli.main import build_parser
 
-    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```yaml\n(name: retrieval\n.*?)```", readme, re.S).group(1)
+    doc = (HERE.parent / "docs" / "ci.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(name: retrieval\n.*?)```", doc, re.S).group(1)
     steps = yaml.safe_load(block)["jobs"]["eval"]["steps"]
     lines = [line.strip() for step in steps for line in step.get("run", "").replace("\\\n", " ").splitlines()]
     commands = [shlex.split(line) for line in lines if line.startswith("ragdiff ")]

@@ -94,5 +94,5 @@ def glyph(level: str | None, grade: int | None = None) -> str:
 
 
 def legend() -> list[tuple[str, str]]:
-    """(glyph, meaning) for every kind, in order: the `?` screen and the README list these."""
+    """(glyph, meaning) for every kind, in order: the `?` screen and docs/keys.md list these."""
     return [(k.glyph + ("n" if k.graded else ""), k.meaning) for k in KINDS.values()]

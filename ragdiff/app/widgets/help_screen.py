@@ -77,7 +77,7 @@ LOOK = {vocab.NOT_RELEVANT: "; its id is dimmed", vocab.UNJUDGED: "; the ? is re
 
 def legend_rows() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every mark the screen draws with its meaning, in groups: the `?` screen shows these and
-    tests/test_legend.py holds the README to them."""
+    tests/test_legend.py holds docs/keys.md to them."""
     judgments = [(mark, meaning + LOOK.get(name, ""))
                  for name, (mark, meaning) in zip(vocab.KINDS, vocab.legend())]
     return [("a chunk's label", judgments), ("in a run's list", SCREEN_MARKS), ("in the query list", QUERY_MARKS),
