@@ -387,7 +387,8 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     import polars as pl
 
     from ragdiff.core import runs as runs_mod
-    from ragdiff.core.diff import compare, diff_metrics
+    from ragdiff.core.diff import compare
+    from ragdiff.core.metrics import default_metrics
     from ragdiff.core.gold import load_gold
     from ragdiff.core.metrics import EvalSettings, evaluate
     from ragdiff.core import stats as stats_mod
@@ -411,7 +412,7 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     run_a = lap("load_run(run_a) total", lambda: runs_mod.load_run(folder / "run_a.trec"))
     run_b = lap("load_run(run_b) total", lambda: runs_mod.load_run(path))
     settings = EvalSettings(k=K, depth=depth)
-    metrics = diff_metrics(K, depth)
+    metrics = default_metrics(K, depth, "diff")
     ev_a = lap(f"evaluate(run_a), {len(metrics)} metrics at k={K}, depth={depth}",
                lambda: evaluate(run_a, gold, settings, metrics))
     ev_b = lap("evaluate(run_b)", lambda: evaluate(run_b, gold, settings, metrics))

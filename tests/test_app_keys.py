@@ -283,7 +283,7 @@ async def test_k_held_down_with_next_and_marks_typed_fast(sample_runs, tmp_path,
     flip, so the order the app shows at a k does not depend on when a mark's write comes back."""
     import math
 
-    from ragdiff.app.model import header_metrics
+    from ragdiff.core.metrics import default_metrics
     from ragdiff.core.diff import flips
     from ragdiff.core.gold import load_gold
     from ragdiff.core.labels import LabelFile, Mark
@@ -312,7 +312,7 @@ async def test_k_held_down_with_next_and_marks_typed_fast(sample_runs, tmp_path,
     def header_is_the_core_at(k):
         gold = load_gold(folder / "gold.yaml")
         settings = EvalSettings(k=k, depth=depth)
-        evals = [evaluate(run, gold, settings, header_metrics(k, depth)) for run in runs]
+        evals = [evaluate(run, gold, settings, default_metrics(k, depth, "header")) for run in runs]
         assert app.model.k == k
         for line in app.model.header.metrics:
             for got, ev in ((line.a, evals[0]), (line.b, evals[1])):

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ragdiff.app.model import header_metrics
+from ragdiff.core.metrics import default_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.gold import load_gold
 from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
@@ -20,7 +20,7 @@ from test_app_pilot import SIZE, lesson_app
 def eval_on_disk(lesson, k=3):
     gold = load_gold(lesson["gold"])
     settings = EvalSettings(k=k, depth=50)
-    metrics = header_metrics(k, 50)
+    metrics = default_metrics(k, 50, "header")
     return [evaluate(load_run(lesson[side]), gold, settings, metrics).means for side in ("a", "b")]
 
 

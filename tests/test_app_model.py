@@ -321,7 +321,7 @@ def test_header_and_rows_are_the_cores_numbers_at_every_k_after_marks(sample_run
     import math
     import shutil
 
-    from ragdiff.app.model import header_metrics
+    from ragdiff.core.metrics import default_metrics
     from ragdiff.core.labels import LabelFile, Mark
 
     for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml"):
@@ -337,7 +337,7 @@ def test_header_and_rows_are_the_cores_numbers_at_every_k_after_marks(sample_run
     gold = load_gold(paths["gold"])
     for k in [*range(1, 22), 5, 1]:
         model.set_k(k)
-        metrics = header_metrics(k, 20)
+        metrics = default_metrics(k, 20, "header")
         evals = [evaluate(run, gold, model.settings, metrics) for run in (model.run_a, model.run_b)]
         for line in model.header.metrics:
             for got, ev in ((line.a, evals[0]), (line.b, evals[1])):

@@ -42,9 +42,9 @@ def rows(app, side) -> list[str]:
 def core_numbers(paths, k, depth=50):
     gold = load_gold(paths["gold"])
     settings = EvalSettings(k=k, depth=depth)
-    from ragdiff.app.model import header_metrics
+    from ragdiff.core.metrics import default_metrics
 
-    metrics = header_metrics(k, depth)
+    metrics = default_metrics(k, depth, "header")
     ev_a = evaluate(load_run(paths["a"]), gold, settings, metrics)
     ev_b = evaluate(load_run(paths["b"]), gold, settings, metrics)
     return ev_a, ev_b

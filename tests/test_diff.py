@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.diff import Diff, compare, diff_metrics, flips, jaccard, paired, rbo
+from ragdiff.core.diff import Diff, compare, flips, jaccard, paired, rbo
 from ragdiff.core.gold import load_gold
 from ragdiff.core.metrics import EvalSettings, Metric, default_metrics, evaluate
 from ragdiff.core.runs import load_run
@@ -65,7 +65,7 @@ def run_cli(capsys, *argv):
 def evals(a, b, gold, k=5, depth=10, metrics=None):
     g = load_gold(gold)
     s = EvalSettings(k=k, depth=depth)
-    metrics = metrics or diff_metrics(k, depth)
+    metrics = metrics or default_metrics(k, depth, "diff")
     return evaluate(load_run(a), g, s, metrics), evaluate(load_run(b), g, s, metrics), g
 
 
@@ -617,10 +617,10 @@ def test_the_unjudged_check_rescored_incrementally_equals_evaluating_on_the_rela
 
     runs = [load_run(run("a", 0)), load_run(run("b", 3))]
     settings = EvalSettings(k=5, **case)
-    metrics = {"eval": default_metrics(settings.k, settings.depth), "diff": diff_metrics(settings.k, settings.depth),
+    metrics = {"eval": default_metrics(settings.k, settings.depth), "diff": default_metrics(settings.k, settings.depth, "diff"),
                "counted": [Metric("recall", 5), Metric("recall_frac", settings.depth), Metric("precision", 5),
                            Metric("recall", settings.depth), Metric("precision", settings.depth)],
-               "no bounds": diff_metrics(settings.k, settings.depth)}[chosen]
+               "no bounds": default_metrics(settings.k, settings.depth, "diff")}[chosen]
     bounds = chosen != "no bounds"
     evals = [evaluate(r, gold, settings, metrics, bounds=bounds) for r in runs]
     diff = compare(evals[0], evals[1], gold=gold)
@@ -646,7 +646,7 @@ def test_compare_without_the_detectable_change_changes_nothing_else(sample_runs)
     """The review header's verdict job skips the detectable change: every other number is the same."""
     gold = load_gold(sample_runs / "gold.yaml")
     settings = EvalSettings()
-    evals = [evaluate(load_run(sample_runs / f), gold, settings, diff_metrics(settings.k, settings.depth))
+    evals = [evaluate(load_run(sample_runs / f), gold, settings, default_metrics(settings.k, settings.depth, "diff"))
              for f in ("bm25.jsonl", "rrf.jsonl")]
     full, bare = compare(*evals, gold=gold), compare(*evals, gold=gold, detectable=False)
     assert [(m.name, m.a, m.b, m.p_value, m.ci95, m.verdict, m.sentence) for m in full.metrics] == \
@@ -660,7 +660,7 @@ def test_compare_in_threads_gives_the_same_numbers(sample_runs):
     every metric, the check and the overlap is the one run in a single thread."""
     gold = load_gold(sample_runs / "gold.yaml")
     settings = EvalSettings()
-    evals = [evaluate(load_run(sample_runs / f), gold, settings, diff_metrics(settings.k, settings.depth),
+    evals = [evaluate(load_run(sample_runs / f), gold, settings, default_metrics(settings.k, settings.depth, "diff"),
                       bounds=True) for f in ("bm25.jsonl", "dense.jsonl")]
     one, two = compare(*evals, gold=gold), compare(*evals, gold=gold, threads=2)
 

@@ -20,7 +20,8 @@ from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
 from ragdiff.core import diff as core_diff
 from ragdiff.core.gold import Gold
 from ragdiff.core import vocab
-from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, judged_pairs,
+from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, default_metrics,
+                                  judged_pairs,
                                   prepare, recall_curve, rows_without)
 from ragdiff.core.metrics_by_k import ByK, Ranked
 from ragdiff.core.runs import Run
@@ -126,14 +127,6 @@ class Header:
     notes: list[str] = field(default_factory=list)
     verdicts_ready: bool = False  # p-values are computed in the background
     by_hand: bool = False  # under 30 scored queries: no verdict, read the flips by hand
-
-
-def header_metrics(k: int, depth: int) -> list[Metric]:
-    """What the header shows: recall at k, ordering, graded gain, padding, label coverage, and recall at depth."""
-    out = [Metric("recall", k), Metric("mrr"), Metric("ndcg", k), Metric("precision", k), Metric("judged", k)]
-    if depth != k:
-        out.append(Metric("recall", depth))
-    return out
 
 
 class QueryRows(Mapping):
@@ -255,7 +248,7 @@ def view_at(basis: Basis, k: int) -> KView:
     change): per query in gold order, hit, reciprocal rank and nDCG at k in A and B (None where not scored),
     unjudged chunks in each top k, whether unanswerable, and the filters' members."""
     settings = replace(basis.settings, k=k)
-    metrics = header_metrics(k, settings.depth)
+    metrics = default_metrics(k, settings.depth, "header")
     eval_a, eval_b = (by_k.score(settings, metrics) for by_k in basis.by_k)
     n = len(basis.order)
     counted = basis.unjudged is not None
@@ -579,7 +572,7 @@ class ReviewModel:
 
     def _use(self, view: KView) -> None:
         self.settings = replace(self.settings, k=view.k)
-        self.metrics = header_metrics(view.k, self.settings.depth)
+        self.metrics = default_metrics(view.k, self.settings.depth, "header")
         self.view = view
         self.eval_a: RunEval = view.eval_a
         self.eval_b: RunEval = view.eval_b

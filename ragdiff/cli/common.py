@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 # polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
 # --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
-from ragdiff.core import fmt
 from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 from ragdiff.core.vocab import SCORING_LEVELS
@@ -259,10 +258,6 @@ def table_console() -> Console:
 def warn(message: str) -> None:
     # plain print: one unwrapped line that scripts can grep
     print(message, file=sys.stderr)
-
-
-def fmt_value(value: float | None, digits: int = fmt.EVAL_DIGITS) -> str:
-    return fmt.number(value, digits)
 
 
 def is_tty() -> bool:

@@ -21,7 +21,7 @@ from ragdiff.cli.common import (add_input_options, add_slice_options, drafts_not
                                 settings_from, start_loading, stdout_console, warn, whole_number)
 from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
-from ragdiff.core import words
+from ragdiff.core import fmt, words
 
 # polars, numpy, rich and the core's diff and report load inside the functions that use them, not for --help
 # (tests/test_startup.py)
@@ -100,12 +100,12 @@ def compare_all(args: argparse.Namespace, started: list | None = None) -> tuple[
     the evaluations (baseline first) and the gold set. `started`: common.start_loading's reads."""
     threads = 2 if one_blas_thread() else 1
     from ragdiff.core import report
-    from ragdiff.core.diff import compare, diff_metrics
-    from ragdiff.core.metrics import evaluate_runs
+    from ragdiff.core.diff import compare
+    from ragdiff.core.metrics import default_metrics, evaluate_runs
 
     settings = settings_from(args)
     gold, runs = load_inputs(args, [args.base, *args.runs], started)
-    metrics = args.metrics or diff_metrics(settings.k, settings.depth)
+    metrics = args.metrics or default_metrics(settings.k, settings.depth, "diff")
     evals = evaluate_runs(runs, gold, settings, metrics, bounds=True)
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
@@ -209,18 +209,14 @@ def slice_document(args: argparse.Namespace, evals: list[RunEval], gold: Gold) -
     if args.drafted == "as-labels":
         accepted = gold.with_drafts_as_labels()
         out["drafts_as_labels"] = {
-            ev.run.name: {n: _number(v) for n, v in evaluate(ev.run, accepted, ev.settings, ev.metrics).means.items()}
+            ev.run.name: {n: fmt.json_number(v) for n, v in evaluate(ev.run, accepted, ev.settings, ev.metrics).means.items()}
             for ev in evals}
     if args.by_tag:
         from ragdiff.core.slices import by_tag
 
-        out["by_tag"] = {ev.run.name: {t.tag: {"queries": t.queries, "metrics": {n: _number(v) for n, v in t.means.items()}}
+        out["by_tag"] = {ev.run.name: {t.tag: {"queries": t.queries, "metrics": {n: fmt.json_number(v) for n, v in t.means.items()}}
                                        for t in by_tag(ev, gold)} for ev in evals}
     return out
-
-
-def _number(value):
-    return None if value is None or value != value else round(float(value), 10)
 
 
 def print_slices(slices: dict, names: list[str], gold: Gold) -> None:
@@ -229,7 +225,6 @@ def print_slices(slices: dict, names: list[str], gold: Gold) -> None:
     from rich.text import Text
 
     from ragdiff.cli.common import table_console
-    from ragdiff.core.diff import fmt_delta, fmt_value
 
     console = table_console()
     heads = ["A", "B"] if len(names) == 2 else ["base", *names[1:]]
@@ -245,11 +240,11 @@ def print_slices(slices: dict, names: list[str], gold: Gold) -> None:
         return t
 
     def cells(values: list[dict], name: str) -> list[str]:
-        row = [fmt_value(v.get(name)) for v in values]
+        row = [fmt.number(v.get(name)) for v in values]
         base = values[0].get(name)
         for v in values[1:]:
             b = v.get(name)
-            row.append("—" if base is None or b is None else fmt_delta(b - base))
+            row.append("—" if base is None or b is None else fmt.number(b - base, 'delta'))
         return row
 
     if slices["not_retrieval"]:
@@ -383,8 +378,6 @@ def _unjudged(console, c: dict) -> None:
     """Per metric with unjudged chunks behind it: each run's upper bound, and whether the verdict could flip."""
     from rich.text import Text
 
-    from ragdiff.core.diff import fmt_value
-
     rows = [(name, m["unjudged"]) for name, m in c["metrics"].items()
             if m.get("unjudged") and ((m["unjudged"]["a"]["unjudged"] or 0) + (m["unjudged"]["b"]["unjudged"] or 0))]
     if not rows:
@@ -395,7 +388,7 @@ def _unjudged(console, c: dict) -> None:
         sides = []
         for side in ("a", "b"):
             bound, count = u[side]["upper_bound"], u[side]["unjudged"]
-            sides.append(f"{side.upper()} ≤ {fmt_value(bound)} ({count} unjudged)" if count is not None else
+            sides.append(f"{side.upper()} ≤ {fmt.number(bound)} ({count} unjudged)" if count is not None else
                          f"{side.upper()} —")
         _say(console, Text(f"  {name} (top {u['window']}): " + ", ".join(sides)))
         if u["sentence"]:
@@ -417,7 +410,6 @@ def _details(console, c: dict, show: int) -> None:
     from rich.text import Text
 
     from ragdiff.core import report
-    from ragdiff.core.diff import fmt_value
 
     s = c["settings"]
     n = c["queries"]["scored"]
@@ -443,7 +435,7 @@ def _details(console, c: dict, show: int) -> None:
             line = Text(f"  {side.upper()} ")
             line.append(visible(o["run"]))
             at_k, at_depth = o[f"recall@{s['k']}"], o[f"recall@{s['depth']}"]
-            line.append(f": {fmt_value(at_k)} → {fmt_value(at_depth)}, {o['count']} of {words.queries(n)}")
+            line.append(f": {fmt.number(at_k)} → {fmt.number(at_depth)}, {o['count']} of {words.queries(n)}")
             if o["queries"]:
                 line.append(": " + ", ".join(map(visible, o["queries"][:show]))
                             + (" …" if len(o["queries"]) > show else ""), style="dim")

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_matches_corpus, check_run_matches_gold,
-                                corpus_warning, drafts_note, drafts_summary, fmt_value, load_inputs, metric_list,
+                                corpus_warning, drafts_note, drafts_summary, load_inputs, metric_list,
                                 settings_from, stdout_console, warn)
-from ragdiff.core import words
+from ragdiff.core import fmt, words
 from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
@@ -158,19 +158,19 @@ def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = Non
     runs = []
     for i, ev in enumerate(evals):
         entry = {"name": ev.run.name, "path": str(ev.run.path),
-                 "metrics": {name: _json_number(value) for name, value in ev.means.items()}}
+                 "metrics": {name: fmt.json_number(value) for name, value in ev.means.items()}}
         if ev.bounds:
-            entry["upper_bound"] = {name: {"value": _json_number(b.value), "unjudged": b.unjudged, "window": b.window}
+            entry["upper_bound"] = {name: {"value": fmt.json_number(b.value), "unjudged": b.unjudged, "window": b.window}
                                     for name, b in ev.bounds.items()}
         if as_labels is not None:
-            entry["drafts_as_labels"] = {"metrics": {n: _json_number(v) for n, v in as_labels[i].means.items()},
+            entry["drafts_as_labels"] = {"metrics": {n: fmt.json_number(v) for n, v in as_labels[i].means.items()},
                                          "scored": len(as_labels[i].queries.scored)}
         if tags is not None:
-            entry["by_tag"] = {t.tag: {"queries": t.queries, "metrics": {n: _json_number(v) for n, v in t.means.items()}}
+            entry["by_tag"] = {t.tag: {"queries": t.queries, "metrics": {n: fmt.json_number(v) for n, v in t.means.items()}}
                                for t in tags[i]}
         if per_query:
             entry["per_query"] = {
-                row["query_id"]: {m.name: _json_number(row[m.name]) for m in ev.metrics}
+                row["query_id"]: {m.name: fmt.json_number(row[m.name]) for m in ev.metrics}
                 for row in ev.per_query.iter_rows(named=True)
             }
         runs.append(entry)
@@ -188,10 +188,6 @@ def eval_document(evals: list[RunEval], per_query: bool, gold: Gold | None = Non
     if gold is not None:
         doc["drafted"] = drafts_summary(gold)
     return doc
-
-
-def _json_number(value):
-    return None if value is None or value != value else round(float(value), 10)
 
 
 def _print_bounds(console, evals: list[RunEval]) -> None:
@@ -213,7 +209,7 @@ def _print_bounds(console, evals: list[RunEval]) -> None:
         cells = []
         for ev in evals:
             b = ev.bounds.get(m.name)
-            cells.append("—" if b is None else f"{fmt_value(b.value)} ({b.unjudged})")
+            cells.append("—" if b is None else f"{fmt.number(b.value, 'eval')} ({b.unjudged})")
         table.add_row(f"≤ {m.name}", *cells)
     console.print(table)
 
@@ -243,7 +239,7 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     for heading, _ in columns:
         table.add_column(Text(heading), justify="right")
     for metric in first.metrics:
-        table.add_row(metric.name, *[fmt_value(means.get(metric.name)) for _, means in columns])
+        table.add_row(metric.name, *[fmt.number(means.get(metric.name), "eval") for _, means in columns])
     console.print(table)
     _print_bounds(console, evals)
     q = first.queries
@@ -288,7 +284,7 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
                 for name in names:
                     pq.add_column(name, justify="right", no_wrap=True, min_width=len(name))
                 for query, row in zip(ids, rows):
-                    pq.add_row(Text(query), *[fmt_value(row[name]) for name in names])
+                    pq.add_row(Text(query), *[fmt.number(row[name], "eval") for name in names])
                 console.print(pq)
 
 
@@ -326,5 +322,5 @@ def print_by_tag(evals: list[RunEval], tags: list[list[TagSlice]]) -> None:
         for metric in ev.metrics:
             table.add_column(metric.name, justify="right")
         for t in slices:
-            table.add_row(Text(visible(t.tag)), str(len(t.queries)), *[fmt_value(t.means.get(m.name)) for m in ev.metrics])
+            table.add_row(Text(visible(t.tag)), str(len(t.queries)), *[fmt.number(t.means.get(m.name), "eval") for m in ev.metrics])
         console.print(table)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import fmt_value, table_console
+from ragdiff.cli.common import table_console
+from ragdiff.core import fmt
 
 if TYPE_CHECKING:  # polars and rich load when the command runs, not for --help
     from ragdiff.core.history import History
@@ -87,9 +88,9 @@ def print_history(history: History) -> None:
         for name in metrics:
             value = row.metrics.get(name)
             if (row.line, name) in drop_cells:
-                cells.append(Text(f"▼{fmt_value(value, 3)}", style="bold red"))
+                cells.append(Text(f"▼{fmt.number(value)}", style="bold red"))
             else:
-                cells.append(Text(fmt_value(value, 3)))
+                cells.append(Text(fmt.number(value)))
         table.add_row(*cells)
     console.print(table)
 
@@ -112,7 +113,7 @@ def print_history(history: History) -> None:
             if len(runs) > 1:
                 line.append(f"{visible(run_name):<{run_width}}  ")
             line.append(sparkline(series, lo, hi).ljust(spark_width))
-            line.append(f"  {fmt_value(known[0], 3)} → {fmt_value(known[-1], 3)}", style="dim")
+            line.append(f"  {fmt.number(known[0])} → {fmt.number(known[-1])}", style="dim")
             console.print(line, soft_wrap=True)
 
     console.print()
@@ -122,7 +123,7 @@ def print_history(history: History) -> None:
         for d in dropped:
             line = Text(f"  {d.row.when.strftime('%Y-%m-%d %H:%M')} ")
             line.append(visible(d.row.run))
-            line.append(f": {d.metric} {fmt_value(d.before, 3)} → {fmt_value(d.after, 3)} "
+            line.append(f": {d.metric} {fmt.number(d.before)} → {fmt.number(d.after)} "
                         f"({d.after - d.before:+.4f}; line {d.row.line} vs {d.previous.line})")
             if d.gold_changed:
                 line.append("  — the gold file changed between these rows", style="yellow")

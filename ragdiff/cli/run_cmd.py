@@ -225,7 +225,7 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     from ragdiff.cli.common import check_run_matches_corpus
     from ragdiff.core import report
     from ragdiff.core.corpus import Corpus
-    from ragdiff.core.diff import compare, diff_metrics
+    from ragdiff.core.diff import compare
     from ragdiff.core.errors import InputError
     from ragdiff.core.history import append_runs
     from ragdiff.core.metrics import default_metrics, evaluate
@@ -266,7 +266,7 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
                 old.name = f"{old.name} (before)"
             new_named = load_run(target, "jsonl", keep_first=args.keep_first, name=target.stem)
             against = str(old_path)
-            dm = args.metrics or diff_metrics(settings.k, settings.depth)
+            dm = args.metrics or default_metrics(settings.k, settings.depth, "diff")
             d = compare(evaluate(old, gold, settings, dm), evaluate(new_named, gold, settings, dm), gold=gold)
             diff_doc = report.document([d], str(old_path), [str(target)], str(args.gold))
             failures = d.failures() if args.fail_on_regression else []

@@ -58,14 +58,6 @@ def flips_of(ids: np.ndarray, recall_a: np.ndarray, recall_b: np.ndarray) -> tup
 _flip_ids = flips  # `compare` takes a keyword named flips (the number of sign flips)
 
 
-def diff_metrics(k: int, depth: int) -> list[Metric]:
-    """What `ragdiff diff` reports: recall at k and at depth, recall_frac, precision beside recall, MRR, nDCG,
-    and judged@k (label coverage of what each run showed)."""
-    out = [Metric("recall", k), Metric("recall", depth), Metric("recall_frac", k), Metric("precision", k),
-           Metric("mrr"), Metric("ndcg", k), Metric("judged", k)]
-    return list(dict.fromkeys(out))
-
-
 # --------------------------------------------------------------------------------------------------------------
 # the result
 
@@ -121,7 +113,7 @@ class MetricDiff:
         if self.metric.spec.percent:
             size = f"±{value * 100:.0f} points of {self.name}"
         else:
-            size = f"±{_fmt(value)} {self.name}"
+            size = f"±{fmt.number(value)} {self.name}"
         if self.metric.spec.counts_queries:
             count = math.ceil(worth - 1e-9)
             queries = f"{count} {'query' if count == 1 else 'queries'}"
@@ -275,19 +267,13 @@ class Diff:
         """One line for the app's header: each metric's A, B, Δ, query-worth and verdict."""
         parts = []
         for m in self.metrics:
-            parts.append(f"{m.name} {_fmt(m.a)} {_fmt(m.b)} Δ{_signed(m.delta)} ({_worth(m)}, "
-                         f"p={_fmt_p(m.p_value)} {m.short_verdict})")
+            parts.append(f"{m.name} {fmt.number(m.a)} {fmt.number(m.b)} Δ{fmt.number(m.delta, 'delta')} ({_worth(m)}, "
+                         f"p={fmt.number(m.p_value, 'p')} {m.short_verdict})")
         return " · ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# formatting shared with the CLI
-
-
-_fmt = fmt.number
-_signed = fmt.signed
-_pct = fmt.percent
-_fmt_p = fmt.p_value
+# what a change is worth, in words
 
 
 def _is_count_metric(metric: Metric) -> bool:
@@ -302,14 +288,6 @@ def _worth(m: MetricDiff) -> str:
         return f"{count:+d} of {words.queries(m.n)}" if count else f"0 of {words.queries(m.n)}"
     possessive = "query's" if m.n == 1 else "queries'"
     return f"≈{m.queries_worth:+.1f} of {m.n} {possessive} worth"
-
-
-def fmt_value(value, digits: int = 3) -> str:
-    return _fmt(value, digits)
-
-
-def fmt_delta(value, digits: int = 3) -> str:
-    return _signed(value, digits)
 
 
 def worth_text(m: MetricDiff) -> str:
@@ -494,13 +472,13 @@ def _unjudged_sentence(md: MetricDiff, side: str, count: int) -> str:
     run = side.upper()
     if count == 0:
         return f"{md.name}: {run} has no unjudged chunk in its top {c.window}: the verdict stands"
-    p = _fmt_p(c.p_value)
+    p = fmt.number(c.p_value, 'p')
     p = f"p {p}" if p.startswith("<") else f"p = {p}"
     words = "no verdict under 30 queries" if c.verdict == "by hand" else VERDICT_WORDS.get(c.verdict, c.verdict)
     tail = ("the verdict could flip" if c.could_flip and c.verdict != "by hand" else
             "the order could flip" if c.could_flip else "the verdict stands")
-    return (f"if {run}'s {count} unjudged chunks in the top {c.window} were relevant: {md.name} A {_fmt(c.if_a)} "
-            f"B {_fmt(c.if_b)}, {p}, {words} — {tail}")
+    return (f"if {run}'s {count} unjudged chunks in the top {c.window} were relevant: {md.name} A {fmt.number(c.if_a)} "
+            f"B {fmt.number(c.if_b)}, {p}, {words} — {tail}")
 
 
 def _prepared(ev: RunEval, gold: Gold) -> PreparedRun:
@@ -679,15 +657,16 @@ def _sentence(m: MetricDiff) -> tuple[str, str]:
 def _summary(m: MetricDiff) -> str:
     if m.n == 0:
         return f"{m.name}: no query to compare"
-    p = _fmt_p(m.p_decisive)
+    p = fmt.number(m.p_decisive, 'p')
     p = f"p {p}" if p.startswith("<") else f"p = {p}"
     if m.p_adjusted is not None:
-        p += f" ({m.adjustment}-adjusted; raw {_fmt_p(m.p_value)})"
+        p += f" ({m.adjustment}-adjusted; raw {fmt.number(m.p_value, 'p')})"
     if m.metric.spec.percent:
-        return f"{m.name} A {_pct(m.a)} B {_pct(m.b)} ({_signed(m.delta * 100, 0)} points), {p}"
+        return (f"{m.name} A {fmt.number(m.a, 'percent')} B {fmt.number(m.b, 'percent')} "
+                f"({fmt.number(m.delta * 100, 'delta_whole')} points), {p}")
     if _is_count_metric(m.metric):
-        return f"{m.name} {_signed(m.delta)} = {_worth(m)}, {p}"
-    return f"{m.name} {_signed(m.delta)} ({_worth(m)}), {p}"
+        return f"{m.name} {fmt.number(m.delta, 'delta')} = {_worth(m)}, {p}"
+    return f"{m.name} {fmt.number(m.delta, 'delta')} ({_worth(m)}), {p}"
 
 
 def _tail(m: MetricDiff) -> str:

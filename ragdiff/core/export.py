@@ -25,7 +25,7 @@ import polars as pl
 
 from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
-from ragdiff.core.fmt import EVAL_DIGITS, number
+from ragdiff.core.fmt import number
 from ragdiff.core.gold import Gold
 from ragdiff.core.metrics import EvalSettings, Metric, RunEval, query_table
 from ragdiff.core.runs import RUN_SCHEMA
@@ -205,11 +205,11 @@ def trec_eval_text(evals: list[RunEval], per_query: bool) -> str:
             columns = [rows.get_column(n).to_list() for n, _ in shared]
             for i, qid in enumerate(rows.get_column("query_id").to_list()):
                 for (_, measure), values in zip(shared, columns):
-                    line(measure, qid, number(values[i], EVAL_DIGITS))
+                    line(measure, qid, number(values[i], "eval"))
         line("runid", "all", "".join(ev.run.name.split()) or "ragdiff")
         line("num_q", "all", str(len(ev.queries.scored)))
         for name, measure in shared:
-            line(measure, "all", number(ev.means.get(name), EVAL_DIGITS))
+            line(measure, "all", number(ev.means.get(name), "eval"))
     return "".join(out)
 
 

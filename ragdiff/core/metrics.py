@@ -252,15 +252,29 @@ def parse_metric(text: str) -> Metric:
     return Metric(family, k)
 
 
-def default_metrics(k: int, depth: int) -> list[Metric]:
-    """At the k sent to the model and at the depth the first stage returns (the lesson's 'which k')."""
-    out = [Metric("recall", k), Metric("recall", depth), Metric("recall_frac", k), Metric("precision", k),
-           Metric("mrr"), Metric("ndcg", k), Metric("ndcg", depth), Metric("judged", k)]
-    seen: list[Metric] = []
-    for metric in out:
-        if metric not in seen:
-            seen.append(metric)
-    return seen
+# Every command's default metrics in one table: the metric at k, at depth or uncut, and its place in each
+# command's list (None: not there). At k and at depth: the lesson's "which k". diff leaves out nDCG at depth;
+# the review's header shows what fits one line, recall at k first and at depth last.
+_DEFAULTS = (  # family, cutoff, eval, diff, header
+    ("recall", "k", 1, 1, 1),
+    ("recall", "depth", 2, 2, 6),
+    ("recall_frac", "k", 3, 3, None),
+    ("precision", "k", 4, 4, 4),
+    ("mrr", None, 5, 5, 2),
+    ("ndcg", "k", 6, 6, 3),
+    ("ndcg", "depth", 7, None, None),
+    ("judged", "k", 8, 7, 5),
+)
+_DEFAULT_COLUMN = {"eval": 2, "diff": 3, "header": 4}
+
+
+def default_metrics(k: int, depth: int, shown_by: str = "eval") -> list[Metric]:
+    """The metrics `shown_by` ("eval", "diff" or the review's "header") reports unless told otherwise, in its
+    order; at depth == k a metric at both is listed once."""
+    column = _DEFAULT_COLUMN[shown_by]
+    rows = sorted((row for row in _DEFAULTS if row[column] is not None), key=lambda row: row[column])
+    cut = {"k": k, "depth": depth, None: None}
+    return list(dict.fromkeys(Metric(row[0], cut[row[1]]) for row in rows))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ragdiff.core import fmt
 from ragdiff.core.diff import (MIN_QUERIES_FOR_VERDICT, Diff, Flip, decide,
                                worth_text)
 from ragdiff.core import words
+from ragdiff.core.metrics import parse_metric
 from ragdiff.core.words import JUDGED_ONLY_WORDS
 
 HOLM = "Holm"
@@ -60,13 +61,6 @@ def adjust(diffs: list[Diff]) -> int:
 # the document
 
 
-def _num(value):
-    if value is None:
-        return None
-    value = float(value)
-    return None if value != value else round(value, 10)
-
-
 def _flip_entry(f: Flip) -> dict:
     return {"query_id": f.query_id, "text": f.text, "direction": f.direction, "a_rank": f.a_rank,
             "b_rank": f.b_rank}
@@ -83,10 +77,10 @@ def _unjudged_entry(m) -> dict | None:
     if c is None:
         return None
     return {"window": c.window,
-            "a": {"upper_bound": _num(c.a_bound), "unjudged": c.a_unjudged},
-            "b": {"upper_bound": _num(c.b_bound), "unjudged": c.b_unjudged},
-            "relabelled": c.side, "if_relabelled": {"a": _num(c.if_a), "b": _num(c.if_b), "p_value": _num(c.p_value),
-                                                   "verdict": c.verdict or None},
+            "a": {"upper_bound": fmt.json_number(c.a_bound), "unjudged": c.a_unjudged},
+            "b": {"upper_bound": fmt.json_number(c.b_bound), "unjudged": c.b_unjudged},
+            "relabelled": c.side, "if_relabelled": {"a": fmt.json_number(c.if_a), "b": fmt.json_number(c.if_b),
+                                                   "p_value": fmt.json_number(c.p_value), "verdict": c.verdict or None},
             "could_flip": c.could_flip, "sentence": c.sentence or None}
 
 
@@ -95,14 +89,17 @@ def _comparison(d: Diff) -> dict:
     s = d.settings
     metrics = {}
     for m in d.metrics:
-        entry = {"a": _num(m.a), "b": _num(m.b), "delta": _num(m.delta), "p_value": _num(m.p_value)}
+        entry = {"a": fmt.json_number(m.a), "b": fmt.json_number(m.b), "delta": fmt.json_number(m.delta),
+                 "p_value": fmt.json_number(m.p_value)}
         if m.p_adjusted is not None:
-            entry["p_adjusted"] = _num(m.p_adjusted)
-        entry.update({"ci95": [_num(m.ci95[0]), _num(m.ci95[1])], "n": m.n, "queries_worth": _num(m.queries_worth),
+            entry["p_adjusted"] = fmt.json_number(m.p_adjusted)
+        entry.update({"ci95": [fmt.json_number(m.ci95[0]), fmt.json_number(m.ci95[1])], "n": m.n,
+                      "queries_worth": fmt.json_number(m.queries_worth),
                       "worth": worth_text(m), "test": m.method, "verdict": m.verdict,
                       "verdict_words": m.verdict_words, "highlight": m.is_quality_change, "summary": m.summary,
-                      "sentence": m.sentence, "detectable_change": _num(m.detectable),
-                      "detectable_queries": _num(m.detectable * m.n) if m.n else None, "noise": m.noise_words,
+                      "sentence": m.sentence, "detectable_change": fmt.json_number(m.detectable),
+                      "detectable_queries": fmt.json_number(m.detectable * m.n) if m.n else None,
+                      "noise": m.noise_words,
                       "unjudged": _unjudged_entry(m)})
         metrics[m.name] = entry
     return {
@@ -113,7 +110,8 @@ def _comparison(d: Diff) -> dict:
                   "miss_to_hit": [f.query_id for f in d.miss_to_hit]},
         "flipped_queries": [_flip_entry(f) for f in d.hit_to_miss + d.miss_to_hit],
         "reranker_opportunity": {
-            side: {"run": o.run, f"recall@{o.k}": _num(o.recall_k), f"recall@{o.depth}": _num(o.recall_depth),
+            side: {"run": o.run, f"recall@{o.k}": fmt.json_number(o.recall_k),
+                   f"recall@{o.depth}": fmt.json_number(o.recall_depth),
                    "count": o.count, "queries": o.queries}
             for side, o in d.opportunity.items()
         },
@@ -121,10 +119,11 @@ def _comparison(d: Diff) -> dict:
             # Jaccard and RBO of the top k, RBO of the top depth; the share of RBO's weight in the top k says
             # how little the order deep in the lists moves it
             "k": d.overlap.k, "depth": d.overlap.depth, "rbo_p": d.overlap.p,
-            "rbo_weight_top_k": _num(d.overlap.weight_top_k),
-            "mean_jaccard": _num(d.overlap.mean_jaccard), "mean_rbo_k": _num(d.overlap.mean_rbo_k),
-            "mean_rbo": _num(d.overlap.mean_rbo),
-            "per_query": {q: {"jaccard": _num(j), "rbo_k": _num(rk), "rbo": _num(r)}
+            "rbo_weight_top_k": fmt.json_number(d.overlap.weight_top_k),
+            "mean_jaccard": fmt.json_number(d.overlap.mean_jaccard),
+            "mean_rbo_k": fmt.json_number(d.overlap.mean_rbo_k),
+            "mean_rbo": fmt.json_number(d.overlap.mean_rbo),
+            "per_query": {q: {"jaccard": fmt.json_number(j), "rbo_k": fmt.json_number(rk), "rbo": fmt.json_number(r)}
                           for q, j, r, rk in d.overlap.per_query.select("query_id", "jaccard", "rbo", "rbo_k")
                           .iter_rows()},
         },
@@ -208,32 +207,24 @@ def by_hand_note(c: dict) -> str:
             "these by hand.")
 
 
-def _percent(name: str) -> bool:
-    """Whether the metric's spec shows it as a share (judged@k: 94%, a change in points)."""
-    from ragdiff.core.metrics import parse_metric
-
-    return parse_metric(name).spec.percent
-
-
 def cell_value(name: str, value) -> str:
-    return fmt.percent(value) if _percent(name) else fmt.number(value)
+    return fmt.metric_number(parse_metric(name), value)
 
 
 def cell_delta(name: str, delta) -> str:
-    if _percent(name):
-        return fmt.DASH if delta is None else f"{fmt.signed(delta * 100, 0)} pts"
-    return fmt.signed(delta)
+    return fmt.metric_number(parse_metric(name), delta, "delta")
 
 
 def cell_p(m: dict) -> str:
-    return fmt.p_value(m.get("p_adjusted", m["p_value"]))
+    return fmt.number(m.get("p_adjusted", m["p_value"]), "p")
 
 
 def cell_ci(name: str, m: dict) -> str:
     lo, hi = m["ci95"]
-    if _percent(name):
-        return fmt.DASH if lo is None else f"[{fmt.signed(lo * 100, 0)}, {fmt.signed(hi * 100, 0)}] pts"
-    return f"[{fmt.signed(lo)}, {fmt.signed(hi)}]"
+    if parse_metric(name).spec.percent:
+        whole = [fmt.number(end * 100, "delta_whole") for end in (lo, hi)] if lo is not None else None
+        return fmt.DASH if whole is None else f"[{whole[0]}, {whole[1]}] pts"
+    return f"[{fmt.number(lo, 'delta')}, {fmt.number(hi, 'delta')}]"
 
 
 def cell_worth(m: dict) -> str:
@@ -255,7 +246,7 @@ def noise_heading(c: dict) -> str:
 def overlap_line(ov: dict) -> str:
     """How far the ranked lists moved, in one line (the document's overlap)."""
     return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard {ov['mean_jaccard']:.2f}, "
-            f"RBO {fmt.number(ov['mean_rbo_k'], 2)} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
+            f"RBO {fmt.number(ov['mean_rbo_k'], 'short')} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
             f"(p={ov['rbo_p']:g}: the top {ov['k']} carry {ov['rbo_weight_top_k']:.0%} of its weight)")
 
 
