@@ -111,8 +111,8 @@ async def test_the_comparison_sees_a_row_left_unpainted(sample_runs, tmp_path, m
     original, render = QueryList.row_key, QueryList.render_key
 
     def without_marks(self, index):
-        query_id, text, unanswerable, hit_a, hit_b, in_a, in_b, delta = original(self, index)
-        return (query_id, text, unanswerable, None, None, in_a, in_b, delta)
+        query_id, text, unanswerable, hit_a, hit_b, in_a, in_b, delta, cuts = original(self, index)
+        return (query_id, text, unanswerable, None, None, in_a, in_b, delta, cuts)
 
     with monkeypatch.context() as patch:
         patch.setattr(QueryList, "row_key", without_marks)

@@ -14,7 +14,7 @@ from conftest import settle
 
 SIZE = (140, 40)
 # DESIGN: usable from 80x24 up. Below 100 columns the run lists take turns (one run at a time).
-SIZES = [(80, 24), (100, 30), (140, 40), (200, 50)]
+SIZES = [(80, 24), (100, 30), (120, 40), (140, 40), (200, 50)]
 SAMPLE_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
 
 

@@ -110,11 +110,12 @@ async def test_a_ranked_line_is_drawn_from_its_cache_key_alone(sample_runs, sett
     async with app.run_test(size=SIZE) as pilot:
         await settled(pilot)
         ranked = app.query_one("#list-a", RankedList)
-        width = ranked.scrollable_content_region.width
-        widths = (ranked.rank_width, ranked.other_width, ranked.has_scores)
+        columns = ranked.columns
+        # wide enough for every id of the query and the score (the score is left out where an id would be cut)
+        width = max(ranked.scrollable_content_region.width, columns.fixed() + columns.widest_id + columns.scores[0] + 1)
 
         def line(item: Item) -> tuple:
-            text = ranked.render_key((item, *widths), width)
+            text = ranked.render_key((item, columns), width)
             return text.plain, text.spans, text.style
 
         labels = list(product((vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT, vocab.DRAFTED, None),

@@ -46,15 +46,16 @@ def check_rows(app, widget: RankedList, lines: list[str]) -> int:
         chunk = item.row.chunk_id
         if item.kind == "row":
             rank = str(item.row.rank)
-            assert text[:widget.rank_width].strip() == rank, (rank, text)
-            shown = text[widget.rank_width + 1:].split(" ")[0]
+            assert text[:widget.columns.rank].strip() == rank, (rank, text)
+            shown = text[widget.columns.rank + 1:].split(" ")[0]
             expected = f"{other}#{item.row.other_rank}" if item.row.other_rank is not None else f"{other} —"
         else:
             shown = text.lstrip()[2:].lstrip().split(" ")[0]
             r = app.model.rank_in(widget.query_id, "b" if widget.side == "a" else "a", chunk)
             expected = f"{other}#{r}" if r is not None else f"{other} —"
-        # the id is whole, or cut to no fewer than MIN_ID cells (with …)
-        assert shown == chunk or (shown.endswith("…") and len(shown) >= MIN_ID and chunk.startswith(shown[:-1])), \
+        # the id is whole, or cut in the middle to no fewer than MIN_ID cells, its start and its end kept
+        head, _, tail = shown.partition("…")
+        assert shown == chunk or (len(shown) >= MIN_ID and chunk.startswith(head) and chunk.endswith(tail)), \
             (chunk, shown, text)
         # the other run's rank is whole: the exact token, not a prefix of it
         assert re.search(rf"(?<!\S){re.escape(expected)}(?!\S)", text), (expected, text)

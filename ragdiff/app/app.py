@@ -46,7 +46,7 @@ from ragdiff.app.widgets.help_screen import HelpScreen
 from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
-from ragdiff.app.widgets.ranked_list import RankedList
+from ragdiff.app.widgets.ranked_list import RankedList, score_text
 from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
@@ -578,6 +578,9 @@ class ReviewApp(OrderedKeysApp):
             f"A{'#' + str(rank_a) if rank_a else ' —'}  B{'#' + str(rank_b) if rank_b else ' —'}",
             no_wrap=True, end="",
         )
+        row = ranked.selected_item.row
+        if getattr(row, "score", None) is not None:  # the score column gives way to the ids on a narrow pane
+            meta.append(f" · score {score_text(row.score)}", style=dim)
         found = model.found_by(qid, self.active_side, chunk_id)
         if found is not None:  # an agent run: which of its searches collected this chunk
             number, total, search = found

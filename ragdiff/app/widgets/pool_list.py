@@ -8,7 +8,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from rich.text import Text
 
-from ragdiff.app.text import clean, fit
+from ragdiff.app.text import MIN_ID, IdCuts, clean
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.ranked_list import label_cell
 from ragdiff.core import vocab
@@ -16,7 +16,7 @@ from ragdiff.core.pool import JudgeQueue
 
 RUN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FOUND = " from search"  # the rank cells of a chunk found by searching the corpus
-FLAG = " ⚑"
+FLAG = "⚑"  # in the mark's cell, after the label (★3⚑): the flag takes none of the id's room
 
 
 def id_cells(chunk_id: str) -> int:
@@ -35,11 +35,15 @@ class PoolList(LineList, can_focus=False):
         super().__init__(id=id)
         self.queue: JudgeQueue | None = None
         self.query_id: str | None = None
-        self.rank_cell = 5  # " A12" and its padding: as wide as the widest rank of the queue needs
+        self.rank_cell = 4  # " A12": as wide as the widest rank of the queue needs, no wider
+        self.cuts: IdCuts | None = None  # the query's pooled ids, cut together when the pane is too narrow
 
     def show(self, queue: JudgeQueue, query_id: str, cursor: int) -> None:
         self.queue, self.query_id = queue, query_id
-        self.rank_cell = max(5, 2 + len(str(queue.widest_id(id_cells)[1])))
+        self.rank_cell = 2 + len(str(queue.widest_id(id_cells)[1]))
+        ids = [entry.chunk_id for entry in queue.entries[query_id]]
+        if self.cuts is None or not self.cuts.same(ids):
+            self.cuts = IdCuts(ids)
         self.reset(cursor=cursor)
 
     def needed_width(self) -> int:
@@ -48,7 +52,7 @@ class PoolList(LineList, can_focus=False):
         if self.queue is None:
             return 0
         ranks = max(self.rank_cell * len(self.queue.run_names), len(FOUND))
-        return 4 + self.queue.widest_id(id_cells)[0] + len(FLAG) + ranks
+        return 4 + self.queue.widest_id(id_cells)[0] + ranks
 
     def line_count(self) -> int:
         if self.queue is None or self.query_id is None:
@@ -73,11 +77,10 @@ class PoolList(LineList, can_focus=False):
                 ranks.append(cell.ljust(self.rank_cell), style=style(rank_css))
         else:
             ranks.append(FOUND, style=style("pool--found"))
-        flag = queue.is_flagged(qid, entry.chunk_id)
-        room = max(4, width - 4 - ranks.cell_len - (len(FLAG) if flag else 0))
-        line = Text.assemble((mark, style(css)), " ", fit(clean(entry.chunk_id), room, pad=True),
-                             no_wrap=True, end="")
-        if flag:
-            line.append(FLAG, style=style("pool--flag"))
+        mark = mark.rstrip().ljust(2)
+        flag = FLAG if queue.is_flagged(qid, entry.chunk_id) else " "
+        room = max(MIN_ID, width - len(mark) - 2 - ranks.cell_len)
+        line = Text.assemble((mark, style(css)), (flag, style("pool--flag")), " ",
+                             self.cuts.show(entry.chunk_id, room, pad=True), no_wrap=True, end="")
         line.append_text(ranks)
         return line

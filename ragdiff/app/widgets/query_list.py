@@ -6,7 +6,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from ragdiff.app.model import QueryRow, ReviewModel
-from ragdiff.app.text import clean, fit
+from ragdiff.app.text import MIN_ID, IdCuts, clean, fit
 from ragdiff.app.widgets.line_list import LineList
 
 
@@ -20,11 +20,14 @@ class QueryList(LineList):
         self.model: ReviewModel | None = None
         self.ids: list[str] = []
         self.delta: str | None = None  # "delta_rr" | "delta_ndcg" | None: the column the sort is on
+        self.cuts = IdCuts(())  # the listed query ids, cut together when the pane is too narrow for one
 
     def show(self, model: ReviewModel, ids: list[str], selected: str | None, delta: str | None) -> None:
         self.model = model
         self.ids = ids
         self.delta = delta
+        if not self.cuts.same(ids):
+            self.cuts = IdCuts(ids)
         index = ids.index(selected) if selected in ids else 0
         self.reset(cursor=index)
 
@@ -41,13 +44,14 @@ class QueryList(LineList):
         delta = None
         if self.delta:
             delta = (row.delta_rr if self.delta == "delta_rr" else row.delta_ndcg,)
-        return (row.query_id, row.text, row.unanswerable, row.hit_a, row.hit_b, row.in_a, row.in_b, delta)
+        return (row.query_id, row.text, row.unanswerable, row.hit_a, row.hit_b, row.in_a, row.in_b, delta,
+                self.cuts)
 
     def render_row(self, index: int, width: int) -> Text:
         return self.render_key(self.row_key(index), width)
 
     def render_key(self, key: tuple, width: int) -> Text:
-        query_id, query_text, unanswerable, hit_a, hit_b, in_a, in_b, delta = key
+        query_id, query_text, unanswerable, hit_a, hit_b, in_a, in_b, delta, cuts = key
         style = self.get_component_rich_style
         hit, miss, none = style("query--hit"), style("query--miss"), style("query--none")
 
@@ -81,11 +85,11 @@ class QueryList(LineList):
         text = clean(query_text)
         room = max(0, width - used)
         if text and text != qid:
-            # the id keeps up to 12 cells (more when the pane is wide); the text gets the rest
-            id_part = fit(qid, min(cell_len(qid), max(min(12, room), room // 3)))
+            # the id keeps up to MIN_ID cells (more when the pane is wide); the text gets the rest
+            id_part = cuts.show(query_id, min(cell_len(qid), max(min(MIN_ID, room), room // 3)))
             line.append(id_part, style=style("query--id"))
             line.append(" ")
             line.append(fit(text, max(0, room - cell_len(id_part) - 1)))
         else:
-            line.append(fit(qid, room), style=style("query--id"))
+            line.append(cuts.show(query_id, room), style=style("query--id"))
         return line

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from ragdiff.app.model import MissedGold, RankedRow, ReviewModel
-from ragdiff.app.text import clean, fit
+from ragdiff.app.text import MIN_ID, IdCuts, clean
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.core import vocab
 
@@ -24,8 +25,28 @@ class Item:
     other_rank: int | None = None  # a missed relevant chunk's rank in the other run (None: not retrieved there)
 
 
-MIN_ID = 12  # a chunk id is never cut below this many cells (DESIGN: usable from 80x24 up)
-SCORE_WIDTH = 8
+@dataclass(frozen=True)
+class Columns:
+    """One query's column widths in a run's list, worked out from its rows: everything but the pane's width
+    that a line is drawn from."""
+    rank: int = 2
+    other: int = 6  # B#41: as wide as the widest rank in the other run
+    scores: tuple[int, int] = (0, 0)  # the widest score, long and short form (0, 0: the run has no scores)
+    widest_id: int = 0
+    cuts: IdCuts | None = None  # the ids on screen with this list's (both runs' lists for the query)
+
+    def fixed(self) -> int:
+        return self.rank + 1 + 1 + 3 + 1 + self.other
+
+    def score(self, width: int) -> tuple[int, bool]:
+        """(cells, short form) of the score column at this width: the long form, the short one, or none (0) —
+        the id comes first: a score is shown only where every id of the query fits whole beside it (the chunk
+        pane shows the selected row's score in any case)."""
+        room = width - self.fixed()
+        for cells, short in ((self.scores[0], False), (self.scores[1], True)):
+            if cells and room - cells - 1 >= self.widest_id:
+                return cells + 1, short
+        return 0, False
 
 _CELL_CLASS = {vocab.GOLD: "rank--gold", vocab.EVIDENCE: "rank--evidence", vocab.NOT_RELEVANT: "rank--notrel",
                vocab.DRAFTED: "rank--unjudged", vocab.UNJUDGED: "rank--unjudged"}
@@ -67,9 +88,7 @@ class RankedList(LineList):
         self.model: ReviewModel | None = None
         self.query_id: str | None = None
         self.items: list[Item] = []
-        self.has_scores = True
-        self.rank_width = 2
-        self.other_width = 6
+        self.columns = Columns()
 
     def show(self, model: ReviewModel, query_id: str | None, keep_cursor: bool = False) -> None:
         previous = self.selected_chunk if keep_cursor else None
@@ -89,10 +108,10 @@ class RankedList(LineList):
         if model is None or qid is None:
             return []
         rows = model.rows_for(qid, self.side)
-        self.has_scores = any(r.score is not None for r in rows)
-        self.rank_width = max(2, len(str(rows[-1].rank))) if rows else 2
-        others = [r.other_rank for r in rows if r.other_rank is not None]
-        self.other_width = max(len(f"{self.other} —"), len(f"{self.other}#{max(others)}") if others else 0)
+        other_side = "b" if self.side == "a" else "a"
+        missed = model.missed_gold(qid, self.side)
+        self.columns = self._columns(rows, missed, [r.chunk_id for r in model.rows_for(qid, other_side)]
+                                     + [m.chunk_id for m in model.missed_gold(qid, other_side)])
         k = model.k
         items: list[Item] = []
         query = model.rows[qid]
@@ -110,13 +129,30 @@ class RankedList(LineList):
             items.append(Item("cut", text=f" k={k} (returned {len(rows)}) "))
         elif rows and len(rows) == k:
             items.append(Item("cut", text=f" k={k} "))
-        missed = model.missed_gold(qid, self.side)
         if missed:
             items.append(Item("blank"))
             items.append(Item("heading", text=f"relevant, not in the top {k}:"))
-            other = "b" if self.side == "a" else "a"
-            items.extend(Item("missed", m, other_rank=model.rank_in(qid, other, m.chunk_id)) for m in missed)
+            items.extend(Item("missed", m, other_rank=model.rank_in(qid, other_side, m.chunk_id)) for m in missed)
         return items
+
+    def _columns(self, rows: list[RankedRow], missed: list[MissedGold], others: list[str]) -> Columns:
+        """The query's column widths; the ids cut together are both lists' (what is on screen at once), and
+        the list keeps its IdCuts (and its drawn lines) while they are the same ids."""
+        ids = [r.chunk_id for r in rows] + [m.chunk_id for m in missed]
+        together = ids + others
+        cuts = self.columns.cuts
+        if cuts is None or not cuts.same(together):
+            cuts = IdCuts(together)
+        ranks = [r.other_rank for r in rows if r.other_rank is not None]
+        scores = [r.score for r in rows if r.score is not None]
+        return Columns(
+            rank=max(2, len(str(rows[-1].rank))) if rows else 2,
+            other=max(len(f"{self.other} —"), len(f"{self.other}#{max(ranks)}") if ranks else 0),
+            scores=(max(len(score_text(x)) for x in scores), max(len(score_text(x, short=True)) for x in scores))
+            if scores else (0, 0),
+            widest_id=max((cell_len(clean(i)) for i in ids), default=0),
+            cuts=cuts,
+        )
 
     @property
     def selected_item(self) -> Item | None:
@@ -137,19 +173,19 @@ class RankedList(LineList):
         return self.items[index].kind in ("row", "missed")
 
     def row_key(self, index: int) -> tuple:
-        """The item and the columns' widths: all a line is drawn from (`render_key`)."""
-        return (self.items[index], self.rank_width, self.other_width, self.has_scores)
+        """The item and the columns: all a line is drawn from (`render_key`)."""
+        return (self.items[index], self.columns)
 
     def render_row(self, index: int, width: int) -> Text:
         return self.render_key(self.row_key(index), width)
 
     def render_key(self, key: tuple, width: int) -> Text:
-        item, rank_width, other_width, has_scores = key
+        item, columns = key
         style = self.get_component_rich_style
         if item.kind == "row":
-            return self._row_line(item.row, width, rank_width, other_width, has_scores)
+            return self._row_line(item.row, width, columns)
         if item.kind == "missed":
-            return self._missed_line(item, width, rank_width, other_width)
+            return self._missed_line(item, width, columns)
         if item.kind == "cut":
             label = item.text
             left = max(1, (width - len(label)) // 2)
@@ -160,37 +196,31 @@ class RankedList(LineList):
             return Text(item.text, style=style("rank--dim"))
         return Text("")
 
-    # ---- columns: a number is never cut and a chunk id keeps at least MIN_ID cells --------------------------
-    # Each column is as wide as its widest value in this query's rows; when the pane is too narrow for the id
-    # to keep MIN_ID cells, the score column (the least needed: the rank says the order) is left out whole.
+    # ---- columns: a number is never cut; a chunk id gets the room, cut in the middle (IdCuts) when it must ----
+    # Each column is as wide as its widest value in this query's rows. The score (the least needed: the rank
+    # says the order) is shown only where every id fits whole beside it; else it is left out, and the id that
+    # is still too wide keeps its start and its distinguishing end (`subproce…Popen#1`).
 
     def _other_cell(self, other_rank: int | None, other_width: int) -> tuple[str, str]:
         if other_rank is None:
             return f"{self.other} —".ljust(other_width), "rank--absent"
         return f"{self.other}#{other_rank}".ljust(other_width), "rank--dim"
 
-    @staticmethod
-    def _score_width(width: int, fixed: int, has_scores: bool) -> int:
-        """8 cells for the score, or 0 when showing it would cut the id below MIN_ID."""
-        if not has_scores or width - fixed - SCORE_WIDTH < MIN_ID:
-            return 0
-        return SCORE_WIDTH
-
-    def _row_line(self, row: RankedRow, width: int, rank_width: int, other_width: int, has_scores: bool) -> Text:
+    def _row_line(self, row: RankedRow, width: int, columns: Columns) -> Text:
         style = self.get_component_rich_style
         mark, mark_class = label_cell(row.level, row.grade, row.relevant)
-        other, other_class = self._other_cell(row.other_rank, other_width)
-        fixed = rank_width + 1 + 1 + 3 + 1 + other_width
-        score_width = self._score_width(width, fixed, has_scores)
+        other, other_class = self._other_cell(row.other_rank, columns.other)
+        fixed = columns.fixed()
+        score_width, short = columns.score(width)
         score = ""
         if score_width:
-            score = ("" if row.score is None else _score(row.score)).rjust(score_width)
-        id_width = max(4, width - fixed - score_width)
-        chunk = fit(clean(row.chunk_id), id_width, pad=True)
+            score = ("" if row.score is None else score_text(row.score, short)).rjust(score_width)
+        id_width = max(MIN_ID, width - fixed - score_width)
+        chunk = columns.cuts.show(row.chunk_id, id_width, pad=True)
         name = id_class(row)
         id_style = style(name) if name else None
         return Text.assemble(
-            (str(row.rank).rjust(rank_width), style("rank--dim")), " ",
+            (str(row.rank).rjust(columns.rank), style("rank--dim")), " ",
             (chunk, id_style) if id_style else chunk,
             (score, style("rank--dim")), " ",
             (mark, style(mark_class)), " ",
@@ -198,7 +228,7 @@ class RankedList(LineList):
             no_wrap=True, end="",
         )
 
-    def _missed_line(self, item: Item, width: int, rank_width: int, other_width: int) -> Text:
+    def _missed_line(self, item: Item, width: int, columns: Columns) -> Text:
         style = self.get_component_rich_style
         missed, other_rank = item.row, item.other_rank
         mark, mark_class = label_cell(missed.level, missed.grade)
@@ -206,21 +236,24 @@ class RankedList(LineList):
         other = (f"{self.other}#{other_rank}" if other_rank is not None else f"{self.other} —")
         other_class = "rank--dim" if other_rank is not None else "rank--absent"
         tail = f" {where}"
-        fixed = rank_width + 1 + 3 + 1 + len(tail) + 1 + max(len(other), other_width)
-        id_width = max(4, width - fixed)
-        chunk = fit(clean(missed.chunk_id), id_width, pad=True)
+        fixed = columns.rank + 1 + 3 + 1 + len(tail) + 1 + max(len(other), columns.other)
+        id_width = max(MIN_ID, width - fixed)
+        chunk = columns.cuts.show(missed.chunk_id, id_width, pad=True)
         return Text.assemble(
-            " " * (rank_width + 1), (mark, style(mark_class)), " ", chunk,
+            " " * (columns.rank + 1), (mark, style(mark_class)), " ", chunk,
             (tail, style("rank--absent" if missed.rank is None else "rank--dim")), " ",
-            (other.ljust(other_width), style(other_class)),
+            (other.ljust(columns.other), style(other_class)),
             no_wrap=True, end="",
         )
 
 
-def _score(score: float) -> str:
+def score_text(score: float, short: bool = False) -> str:
+    """A run's score: 4 decimals below 10 (6 cells), fewer above; `short`: 3 significant digits."""
     if score != score:
         return "nan"
     magnitude = abs(score)
+    if short and magnitude < 1000:
+        return f"{score:.3g}" if magnitude >= 1 or magnitude == 0 else f"{score:.2f}"
     if magnitude >= 10000:
         return f"{score:.3g}"
     if magnitude >= 100:
