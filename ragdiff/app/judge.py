@@ -31,10 +31,11 @@ from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.threads import detached
 from ragdiff.app.widgets.chunk_view import ChunkView
-from ragdiff.app.widgets.help_screen import HelpScreen
+from ragdiff.app.widgets.help_screen import HelpScreen, judge_legend_rows
 from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.pool_list import RUN_LETTERS, PoolList
 from ragdiff.app.widgets.search_bar import SearchBar
+from ragdiff.app.widgets.status_line import StatusLine
 from ragdiff.core import vocab
 from ragdiff.core.pool import Hit, JudgeQueue, Position, search_corpus
 
@@ -46,8 +47,7 @@ TEXT_MIN = 86
 
 
 def _grade_keys() -> list:
-    return [key(str(n), f"decide('gold', {n})", "gold grade", show=n == 1, key_display="1-3" if n == 1 else None,
-                id=f"judge.grade{n}", tooltip=f"gold with grade {n}, then the next unjudged chunk")
+    return [key(str(n), f"decide('gold', {n})", "gold grade", show=n == 1, id=f"judge.grade{n}", tooltip=f"gold with grade {n}, then the next unjudged chunk")
             for n in (1, 2, 3)]
 
 
@@ -101,6 +101,7 @@ class JudgeScreen(Screen):
         self.searching = False
         self.search = ""
         self.judged_at_open, _ = queue.progress()
+        self._note: tuple[int, str] | None = None  # (keys seen when said, what): the pool is done, kept till a key
         if start_query is not None and start_query in queue.queries:
             self.position = queue.first_of_query(queue.queries.index(start_query))
         if self.position is None:
@@ -114,7 +115,7 @@ class JudgeScreen(Screen):
             yield ChunkView(id="judge-text")
         yield SearchBar("search the corpus for this query", "enter searches · esc cancels", short_label="search corpus",
                         short_hint="enter · esc", id="judge-search")
-        yield Static(id="judge-status")
+        yield StatusLine(id="judge-status")
         yield KeyBar(self.BINDINGS, id="judge-keys")
 
     def on_mount(self) -> None:
@@ -130,7 +131,7 @@ class JudgeScreen(Screen):
     # ---- drawing ------------------------------------------------------------------------------------------
 
     def set_status(self, text: str | Text) -> None:
-        self.query_one("#judge-status", Static).update(Text(text) if isinstance(text, str) else text)
+        self.query_one("#judge-status", StatusLine).update(text)
 
     def show_position(self) -> None:
         queue = self.queue
@@ -259,8 +260,10 @@ class JudgeScreen(Screen):
         following = self.queue.next_unjudged(self.position)
         if following is None or following == self.position:
             judged, total = self.queue.progress()
-            self.set_status(f"{said} · every pooled chunk is judged ({judged}/{total})"
-                            if following is None else f"{said} · it is the only unjudged chunk left")
+            note = (f"every pooled chunk is judged ({judged}/{total})" if following is None
+                    else "it is the only unjudged chunk left")
+            self._note = (self.app.keys_seen, note)  # said until the next key, whatever saves come back
+            self.set_status(f"{said} · {note}")
         else:
             if following.query != self.position.query:
                 said += f" · next query: {clean(self.queue.queries[following.query])}"
@@ -276,7 +279,10 @@ class JudgeScreen(Screen):
             if change.query_id in self.queue.queries:
                 self.position = self.queue.add(change.query_id, change.chunk_id)
         if message.status:
-            self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
+            status = Text(clean(message.status), style="bold red" if message.error else "")
+            if self._note is not None and self._note[0] == self.app.keys_seen:
+                status.append(f" · {self._note[1]}", style="bold")
+            self.set_status(status)
         self.show_position()
 
     # ---- moving and reading -------------------------------------------------------------------------------
@@ -320,7 +326,7 @@ class JudgeScreen(Screen):
         self.session.undo()
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen([("judge", list(self.BINDINGS))]))
+        self.app.push_screen(HelpScreen([("judge", list(self.BINDINGS))], judge_legend_rows()))
 
     def action_close(self) -> None:
         if self.standalone:

@@ -194,3 +194,21 @@ class IdCuts:
             value = cuts.get(value) or _Cutter([value], width).cut(value, set())
             cells = cell_len(value)
         return value + " " * (width - cells) if pad and cells < width else value
+
+
+def cut_text_middle(text: Text, width: int) -> Text:
+    """`text` in `width` cells on one line: whole when it fits, else its start, …, and its end — a status
+    message ends with what matters most (the file written, the count), so the middle is what gives way."""
+    if width <= 0:
+        return Text("", end="")
+    plain = text.plain
+    if cell_len(plain) <= width:
+        return text
+    keep = width - 1
+    head_cells = keep * 2 // 5
+    head = len(set_cell_size(plain, head_cells).rstrip(" ")) if not plain.isascii() else head_cells
+    tail_cells, start = 0, len(plain)
+    while start > head and tail_cells + cell_len(plain[start - 1]) <= keep - cell_len(plain[:head]):
+        start -= 1
+        tail_cells += cell_len(plain[start])
+    return Text.assemble(text[:head], "…", text[start:], no_wrap=True, end="")

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.keys import format_key
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -15,13 +16,17 @@ from ragdiff.app.keys import key  # priority: run as the key arrives, before the
 from ragdiff.core import vocab
 
 
+NAMES = {"up": "↑", "down": "↓", "left": "←", "right": "→", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home",
+         "end": "End", "tab": "tab", "shift+tab": "shift+tab", "escape": "esc", "enter": "enter", "space": "space"}
+
+
 def key_names(binding: Binding) -> str:
-    names = {"up": "↑", "down": "↓", "left": "←", "right": "→", "pageup": "PgUp", "pagedown": "PgDn",
-             "home": "Home", "end": "End", "tab": "tab", "shift+tab": "shift+tab", "escape": "esc",
-             "question_mark": "?", "slash": "/", "plus": "+", "minus": "-", "left_square_bracket": "[",
-             "right_square_bracket": "]", "enter": "enter", "equals_sign": "="}
-    keys = [names.get(k.strip(), k.strip()) for k in binding.key.split(",")]
-    return " ".join(dict.fromkeys(keys))
+    """How the binding's keys are written: its key_display for a single key (`!`, not exclamation_mark), else
+    each key's own name (`space PgDn`), a punctuation key as its character."""
+    keys = [k.strip() for k in binding.key.split(",")]
+    if binding.key_display and len(keys) == 1:
+        return binding.key_display
+    return " ".join(dict.fromkeys(NAMES.get(k) or format_key(k) for k in keys))
 
 
 def bindings_table(groups: list[tuple[str, list[Binding]]]) -> Table:
@@ -75,8 +80,11 @@ WHICH_K_MARKS = [
 LOOK = {vocab.NOT_RELEVANT: "; its id is dimmed", vocab.UNJUDGED: "; the ? is reversed and the id in italics"}
 
 
-def legend_rows() -> list[tuple[str, list[tuple[str, str]]]]:
-    """Every mark the screen draws with its meaning, in groups: the `?` screen shows these and
+Legend = list[tuple[str, list[tuple[str, str]]]]
+
+
+def legend_rows() -> Legend:
+    """Every mark the review screen draws with its meaning, in groups: the `?` screen shows these and
     tests/test_legend.py holds docs/keys.md to them."""
     judgments = [(mark, meaning + LOOK.get(name, ""))
                  for name, (mark, meaning) in zip(vocab.KINDS, vocab.legend())]
@@ -84,11 +92,30 @@ def legend_rows() -> list[tuple[str, list[tuple[str, str]]]]:
             ("in the which-k plot", WHICH_K_MARKS)]
 
 
-def legend_table() -> Table:
+# The marks of the judging queue that are not judgments: (mark, meaning)
+POOL_MARKS = [
+    ("A3  B—", "the chunk's rank in each run (the letters are named under the pool); — : that run did not "
+               "return it"),
+    ("from search", "found by searching the corpus (/), in no run's results"),
+    ("⚑", "flagged for a second opinion (!); it stays unjudged"),
+    ("…", "decided, being saved"),
+]
+PROGRESS_MARKS = [
+    ("N/M judged", "the pool's chunks judged (header), and this query's (beside the query and over the pool)"),
+]
+
+
+def judge_legend_rows() -> Legend:
+    """Every mark the judging queue draws: the judgment marks and words (vocab), the pool's own marks."""
+    judgments = [(mark, meaning) for mark, meaning in vocab.legend()]
+    return [("a chunk's label", judgments), ("in the pool", POOL_MARKS), ("progress", PROGRESS_MARKS)]
+
+
+def legend_table(legend: Legend) -> Table:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=True)
     table.add_column("mark", no_wrap=True)
     table.add_column("means", no_wrap=False, ratio=1)
-    for title, rows in legend_rows():
+    for title, rows in legend:
         table.add_row("", Text(title, style="bold underline"))
         for mark, meaning in rows:
             table.add_row(Text(mark, style="bold"), Text(meaning))
@@ -110,15 +137,17 @@ class HelpScreen(ModalScreen[None]):
         key("space", "page_help(1)", "page down", show=False, id="help.page"),
     ]
 
-    def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:
+    def __init__(self, groups: list[tuple[str, list[Binding]]], legend: Legend | None = None) -> None:
+        """`groups`: the screen's bindings by group; `legend`: the marks it draws (the review's by default)."""
         super().__init__()
         self.groups = groups
+        self.legend = legend if legend is not None else legend_rows()
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             with Horizontal(id="help-columns"):
                 yield Static(bindings_table(self.groups + [("help", self.BINDINGS)]), id="help-keys")
-                yield Static(legend_table(), id="help-legend")
+                yield Static(legend_table(self.legend), id="help-legend")
 
     def on_mount(self) -> None:
         box = self.query_one("#help-box", VerticalScroll)

@@ -12,6 +12,12 @@ class KeyBar(Widget):
     def __init__(self, bindings, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.bindings = [b for b in bindings if b.show and b.description]
+        # a shown key standing for digit keys that do the same (the grades 1, 2, 3): "1-3"
+        self.shown_as: dict[object, str] = {}
+        for binding in self.bindings:
+            same = [b.key for b in bindings if b.description == binding.description]
+            if len(same) > 1 and all(k.isdigit() for k in same) and not binding.key_display:
+                self.shown_as[binding] = f"{same[0]}-{same[-1]}"
 
     def render(self) -> Text:
         """The keys in order until the line is full; `? help` and `q quit` always end it (help lists the rest)."""
@@ -20,7 +26,7 @@ class KeyBar(Widget):
         width = max(20, self.size.width)
 
         def cell(binding) -> Text:
-            key = binding.key_display or binding.key.split(",")[0]
+            key = self.shown_as.get(binding) or binding.key_display or binding.key.split(",")[0]
             return Text.assemble((f" {key} ", key_style), (f"{binding.description} ", desc_style))
 
         last = [b for b in self.bindings if b.action in KEEP]
