@@ -17,6 +17,10 @@ from ragdiff.cli.common import add_input_options, add_reviewer, check_settings, 
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
+# The shipped labels judge every pooled chunk, which leaves the judging queue (J) nothing to show: the demo's copy
+# holds back the not-relevant labels of the five hit→miss queries (85 pooled chunks), so J has work at the first
+# query on screen. The scores stay the same: unjudged counts as not relevant; judged@k and unjudged@k show them.
+HELD_BACK = ("q09", "q62", "q66", "q71", "q72")
 
 
 def add_parser(subparsers) -> None:
@@ -35,7 +39,9 @@ def add_parser(subparsers) -> None:
         "demo", help="review the bundled sample runs (on a private temporary copy)",
         description="Open the review screen on the sample runs that ship inside ragdiff (bm25.jsonl vs "
                     "dense.jsonl, 72 labelled queries). It works on a private temporary copy, named on the status "
-                    "line and deleted when you quit (unless --keep), so marks never change the installed files.",
+                    "line and deleted when you quit (unless --keep), so marks never change the installed files. "
+                    f"The copy holds back the not-relevant labels of {', '.join(HELD_BACK)} (the hit→miss queries): "
+                    "J opens the judging queue on them.",
     )
     demo.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
     demo.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
@@ -81,7 +87,8 @@ def run_demo(args: argparse.Namespace) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="ragdiff-demo-"))
     try:
         for name in DEMO_FILES:
-            (workdir / name).write_bytes(source.joinpath(name).read_bytes())
+            data = source.joinpath(name).read_bytes()
+            (workdir / name).write_bytes(hold_back(data, HELD_BACK) if name == "gold.yaml" else data)
         after = "kept after you quit (--keep)" if args.keep else "deleted when you quit; --keep keeps it"
         code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml", settings,
                         corpus=workdir / "corpus.jsonl", note=f"demo: marks go to a copy in {workdir} ({after})")
@@ -91,6 +98,19 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def hold_back(gold: bytes, queries: tuple[str, ...]) -> bytes:
+    """The sample label file with the `not_relevant:` line of each of `queries` made a comment (the file's own
+    layout: one `  - id: q09` line a query, its lists one line each), so their pooled chunks are unjudged."""
+    out, current = [], None
+    for line in gold.decode("utf-8").splitlines(keepends=True):
+        if line.startswith("  - id: "):
+            current = line.split()[2]
+        elif current in queries and line.startswith("    not_relevant: "):
+            line = "    # held back in the demo, to judge with J: " + line.strip()[len("not_relevant: "):] + "\n"
+        out.append(line)
+    return "".join(out).encode("utf-8")
 
 
 def _run_app(run_a: Path, run_b: Path, gold: Path, settings, **options) -> int:
