@@ -71,7 +71,7 @@ def test_marks_and_an_undo_read_back_in_order(gold, capsys):
 
     code, out, _ = _log(capsys, gold)
     lines = out.splitlines()
-    assert "4 marks, 1 undo by 2 people (alice, bob)" in lines[0] and "2 stand" in lines[0]
+    assert "4 marks, 1 undo by 2 people (alice, bob)" in lines[0] and "2 of the marks are in the file now" in lines[0]
     body = [line.split() for line in lines[2:]]
     assert body[1][2:] == ["alice", "q1", "policy-14", "gold", "★3", "not", "relevant", "bm25.jsonl", "#4", "taken",
                            "back"]

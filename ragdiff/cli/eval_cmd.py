@@ -214,6 +214,20 @@ def _print_bounds(console, evals: list[RunEval]) -> None:
     console.print(table)
 
 
+def _shallower_than(evals: list[RunEval], deep: int) -> list[tuple[str, int]]:
+    """(run name, most results it returned for a query) of the runs that returned fewer than `deep` for every
+    query: a k beyond what a run returned is said once, not left to be read off flat numbers."""
+    out = []
+    for ev in evals:
+        returned = ev.prepared.returned.get_column("returned") if ev.prepared is not None else None
+        if returned is None or returned.is_empty():
+            continue
+        deepest = int(returned.max())
+        if deepest < deep:
+            out.append((ev.run.name, deepest))
+    return out
+
+
 def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None,
                  as_labels: list[RunEval] | None = None, tags: list[list[TagSlice]] | None = None) -> None:
     from rich.table import Table
@@ -243,7 +257,16 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     console.print(table)
     _print_bounds(console, evals)
     q = first.queries
-    console.print(Text(f"queries: {len(q.scored)} scored · {len(q.unanswerable)} unanswerable (left out of the means)"))
+    counted = "scored 0, in the means" if s.unanswerable_as_zero else "left out of the means"
+    console.print(Text(f"queries: {len(q.scored)} scored · {len(q.unanswerable)} unanswerable ({counted})"))
+    shallow = _shallower_than(evals, s.k)  # k: what is pasted into the prompt (depth alone beyond is usual)
+    if shallow:
+        over = [f"{name}={value}" for name, value in (("k", s.k), ("depth", s.depth))
+                if value > min(deepest for _, deepest in shallow)]
+        runs = " and ".join(f"{name} (at most {deepest} a query)" for name, deepest in shallow)
+        go = "go" if len(over) > 1 else "goes"
+        console.print(Text(visible(f"{' and '.join(over)} {go} past what {runs} returned: a metric that deep counts "
+                                   "only the results there are")))
     if q.not_retrieval:
         console.print(Text(visible(f"{len(q.not_retrieval)} marked retrieval: false (the answer is not inside a chunk; "
                                    "left out of every score): " + ", ".join(q.not_retrieval[:10])
@@ -254,11 +277,14 @@ def print_tables(evals: list[RunEval], per_query: bool, gold: Gold | None = None
     if as_labels is not None:
         console.print(Text("+drafts: scored as if every drafted label were accepted (a drafted 0 as not relevant)"),
                       soft_wrap=True)
+    unanswerable = set(q.unanswerable)
     for ev in evals:
         notes = []
-        if ev.queries.missing_from_run:
-            notes.append(f"{words.count(len(ev.queries.missing_from_run), 'gold query', 'gold queries')} missing (scored 0): "
-                         + ", ".join(ev.queries.missing_from_run[:10]) + (" …" if len(ev.queries.missing_from_run) > 10 else ""))
+        # an unanswerable query the run lacks is said once, with the unanswerable ones above
+        missing = [query for query in ev.queries.missing_from_run if query not in unanswerable]
+        if missing:
+            notes.append(f"{words.count(len(missing), 'gold query', 'gold queries')} missing (scored 0): "
+                         + ", ".join(missing[:10]) + (" …" if len(missing) > 10 else ""))
         if ev.queries.not_in_gold:
             notes.append(f"{words.queries(len(ev.queries.not_in_gold))} not in the gold set (left out): "
                          + ", ".join(ev.queries.not_in_gold[:10]) + (" …" if len(ev.queries.not_in_gold) > 10 else ""))

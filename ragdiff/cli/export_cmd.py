@@ -75,7 +75,14 @@ def run_contexts(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
+        from ragdiff.cli.common import stdout_console
+        from ragdiff.core.words import queries
+
         write_file(args.output, text.encode("utf-8"), inputs=[args.gold, args.corpus])
+        lines = text.count("\n")
+        stdout_console().print(f"wrote {args.output} ({queries(lines)}, the text of their gold "
+                               f"chunks, {len(text.encode()) // 1024 + 1} KiB)", highlight=False, markup=False,
+                               soft_wrap=True)
     return 0
 
 

@@ -293,6 +293,15 @@ def _note(entry: Entry) -> str:
     return "" if entry.status == SAVED else entry.status
 
 
+def _standing(saved: int, marks: int) -> str:
+    """How many of the marks are still in the label file (not taken back, and each changed it)."""
+    if not marks:
+        return ""
+    if not saved:
+        return "; none of the marks is in the file now (taken back, or they changed nothing)"
+    return f"; {saved} of the marks {'is' if saved == 1 else 'are'} in the file now"
+
+
 def print_log(path: Path, entries: list[Entry], query: str | None) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -315,7 +324,7 @@ def print_log(path: Path, entries: list[Entry], query: str | None) -> None:
         + (f"{edits} edit{'' if edits == 1 else 's'}, " if edits else "")
         + f"{undos} undo{'' if undos == 1 else 's'} by {len(people)} "
         f"{'person' if len(people) == 1 else 'people'} ({', '.join(people)}), {_when(entries[0].when)} → "
-        f"{_when(entries[-1].when)} UTC; {saved} stand")), soft_wrap=True)
+        f"{_when(entries[-1].when)} UTC" + _standing(saved, marks))), soft_wrap=True)
     table = Table(show_edge=False, box=None, pad_edge=False)
     for name in ("when (UTC)", "who", "query", "chunk", "was", "now", "from", ""):
         table.add_column(name, no_wrap=True)
