@@ -162,13 +162,11 @@ def test_qrels_hold_ids_with_white_space_trec_eval_does_not_split_on(tmp_path, c
 
 @pytest.mark.parametrize("text", [
     "queries:\n  - id: q1\n    gold: [!!int 007, b]\n",
-    "queries:\n  - id: !!str q1\n    gold: !custom [007, b]\n",
-    "queries: !!python/object:os.system\n  - id: q1\n    gold: [007, b]\n",
-    "queries:\n  - !!python/name:builtins.dict\n    id: q1\n    gold: {!!int 007: !!int 1, b: 1}\n",
+    "queries:\n  - id: !!str q1\n    gold: !!seq [007, b]\n",
+    "queries:\n  - !!map\n    id: q1\n    gold: {!!int 007: !!int 1, b: 1}\n",
 ])
 def test_tags_are_read_as_written_by_both_sides(tmp_path, text, capsys):
-    """`!!int 007` is the id 007 to the loader and to the writer alike (it was 7 to one of them); a
-    `!custom` or `!!python/...` tag is never constructed, and never a traceback."""
+    """`!!int 007` is the id 007 to the loader and to the writer alike (it was 7 to one of them)."""
     path = tmp_path / "gold.yaml"
     path.write_text(text)
     assert judged(path) == {("q1", "007"): ("gold", 1), ("q1", "b"): ("gold", 1)}
@@ -178,6 +176,28 @@ def test_tags_are_read_as_written_by_both_sides(tmp_path, text, capsys):
     assert lf.current_label("q1", "007") == ("gold", 1)
     lf.apply(Mark("q1", "007", "not_relevant"))
     assert judged(path)[("q1", "007")] == ("not_relevant", 0)
+
+
+@pytest.mark.parametrize("text, line, tag", [
+    ("queries:\n  - id: !!str q1\n    gold: !custom [007, b]\n", 3, "!custom"),
+    ("queries: !!python/object:os.system\n  - id: q1\n    gold: [007, b]\n", 1, "!!python/object:os.system"),
+    ("queries:\n  - !!python/name:builtins.dict\n    id: q1\n    gold: {b: 1}\n", 2, "!!python/name:builtins.dict"),
+    ("queries:\n  - id: q1\n    gold: [b, !!python/tuple [x, y]]\n", 3, "!!python/tuple"),
+    ("queries:\n  - id: q1\n    text: !custom 'ebooks'\n    gold: [b]\n", 3, "!custom"),
+    ("queries:\n  - id: q1\n    gold: !!set {b: null}\n", 3, "!!set"),
+])
+def test_other_tags_are_refused_with_their_line_on_load_and_before_a_write(tmp_path, text, line, tag, capsys):
+    """A custom or python tag on the gold list or a query was read with the tag silently ignored, where PyYAML's
+    safe loader refuses it: now both the loader and the writer refuse it, with its line, and nothing is written."""
+    path = tmp_path / "gold.yaml"
+    path.write_text(text)
+    code, err = eval_exit(tmp_path, path, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert f"{path}:{line}:" in err and f"YAML tag {tag} found" in err, err
+    with pytest.raises(LabelFormatError, match="YAML tag"):
+        LabelFile(path).apply(Mark("q1", "b", "not_relevant"))
+    assert path.read_text() == text
+    assert not journal_path(path).exists()
 
 
 def test_huge_grade_is_refused_by_the_loader_with_its_line(tmp_path, capsys):

@@ -2,8 +2,9 @@
 
 Every node keeps the character span it was written in (start, end: indices into the text) and, for a
 scalar, the string exactly as written, unquoted and never type-resolved (`007`, `no`, `1e3`, `on` stay
-strings). Tags are read as written: `!!int 007` is the id `007`, `!custom [a]` a list holding `a` — the gold
-loader and the label writer both read this tree, so they can never disagree on what a tag means.
+strings). A standard tag is read as written: `!!int 007` is the id `007` — the gold loader and the label writer
+both read this tree, so they can never disagree on what a tag means. Any other tag (`!custom`, `!!python/tuple`,
+`!!set`) is refused with its line, as PyYAML's safe loader refuses it: neither reads it.
 
 YAML goes through libyaml (PyYAML's CSafeLoader) where it is installed, the pure-Python SafeLoader
 otherwise, or when libyaml refuses an escape that YAML allows (a UTF-16 surrogate pair written as two
@@ -117,9 +118,34 @@ def compose_yaml(text: str):
             raise ParseError("YAML nested too deeply", None) from None
     else:  # pragma: no cover - the Python loader raised and was re-raised above
         raise yaml_error(last)  # type: ignore[arg-type]
+    if root is not None and "!" in text:  # no tag without a `!`: the walk is skipped for almost every file
+        _refuse_tags(root)
     if root is not None and _ESCAPED_SURROGATE.search(text):
         _join_all(root)
     return root
+
+
+# The tags a label file may carry: the standard scalar types (each read as the string written) and the plain
+# list and map. PyYAML's safe loader refuses the rest (`!custom`, `!!python/tuple`); !!binary, !!set, !!omap and
+# !!pairs it would build into bytes, sets or pairs, which no id or list of a label file is.
+_STANDARD = "tag:yaml.org,2002:"
+_TAGS = frozenset(_STANDARD + name for name in ("str", "int", "float", "bool", "null", "timestamp", "seq", "map"))
+
+
+def _refuse_tags(root) -> None:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.tag not in _TAGS:
+            tag = "!!" + n.tag[len(_STANDARD):] if n.tag.startswith(_STANDARD) else n.tag
+            raise ParseError(f"YAML tag {tag} found; a label file holds strings, lists and maps: expected no tag, "
+                             "or a standard one such as !!str", n.start_mark.line + 1)
+        if n.__class__ is SequenceNode:
+            stack.extend(n.value)
+        elif n.__class__ is MappingNode:
+            for k, v in n.value:
+                stack.append(k)
+                stack.append(v)
 
 
 def _join_surrogates(s: str) -> str:
