@@ -21,10 +21,14 @@ from ragdiff.cli.main import main
 from ragdiff.core import formats
 from ragdiff.core.gold import load_gold
 from ragdiff.core.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, load_run, ordered_frame, sniff_run_format
-from ragdiff.core.textio import SPACE, fields
+from ragdiff.core.errors import InputError
+from ragdiff.core.textio import ODD_SPACE, SPACE, fields
 
-# characters Python's str.split() or the regex \s take as white space and trec_eval does not: part of an id
+# characters Python's str.split() or the regex \s take as white space and trec_eval does not: never a column
+# break; an id holding one of the str.split() ones (ODD) is refused, the others (zero-width) are part of an id
 NOT_SPACE = ["\u00a0", "\u2003", "\u0085", "\u2028", "\u3000", "\x1c", "\x1f", "\u200b", "\ufeff"]
+ODD = [c for c in NOT_SPACE if c.isspace()]
+IN_AN_ID = [c for c in NOT_SPACE if not c.isspace()]
 # trec_eval's separators besides the single space (a \r mid-line too: it is white space, not a line end)
 SEPARATORS = [" ", "  ", "\t", "\x0b", "\x0c", "\r", " \t\x0b "]
 
@@ -86,12 +90,38 @@ def _check_every_path(tmp_path, text):
     return run
 
 
+def test_the_odd_white_space_is_what_str_split_takes_and_trec_eval_does_not():
+    assert set(ODD_SPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()} - set(SPACE)
+
+
 @pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["LF", "CRLF"])
-@pytest.mark.parametrize("odd", NOT_SPACE, ids=[f"U+{ord(c):04X}" for c in NOT_SPACE])
-def test_an_id_with_unicode_white_space_reads_whole_with_either_line_end(tmp_path, odd, eol):
+@pytest.mark.parametrize("odd", IN_AN_ID, ids=[f"U+{ord(c):04X}" for c in IN_AN_ID])
+def test_an_id_with_a_zero_width_character_reads_whole_with_either_line_end(tmp_path, odd, eol):
     rows = [("q1", "Q0", f"doc{odd}one", "1", "0.9", "t"), (f"q{odd}2", "Q0", "b", "1", "0.5", "t")]
     run = _check_every_path(tmp_path, _run_text(rows, [" "], eol))
     assert dict(zip(run.frame["query_id"], run.frame["chunk_id"])) == {"q1": f"doc{odd}one", f"q{odd}2": "b"}
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["LF", "CRLF"])
+@pytest.mark.parametrize("odd", ODD, ids=[f"U+{ord(c):04X}" for c in ODD])
+def test_an_id_with_unicode_white_space_is_refused_with_its_line_on_every_path(tmp_path, odd, eol, capsys):
+    """A no-break space (or U+2028, \\x1c, … every str.split() separator) inside an id: trec_eval reads it
+    whole, Python's tools as two columns. Refused, as an ASCII space is, naming the file, the line and the
+    character — on the general path, the fast one and the in-parts one (--low-memory)."""
+    (tmp_path / "gold.qrels").write_text("q1 0 a 1\n")
+    for rows, line, what in (([("q1", "Q0", "a", "1", "0.9", "t"), ("q1", "Q0", f"doc{odd}one", "2", "0.5", "t")],
+                              2, "chunk id"),
+                             ([(f"q{odd}2", "Q0", "b", "1", "0.5", "t")], 1, "query id")):
+        path = tmp_path / "run.trec"
+        path.write_bytes(_run_text(rows, [" "], eol).encode())
+        assert _load_plain_trec(path) is None  # the fast path leaves it to the general one
+        with pytest.raises(InputError, match=f"U\\+{ord(odd):04X}") as refused:
+            _load_any_trec(path)
+        assert refused.value.line == line and refused.value.message.startswith(what)
+        for low in ([], ["--low-memory"]):
+            assert main(["eval", str(path), "--gold", str(tmp_path / "gold.qrels"), *low]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"ragdiff: {path}:{line}: {what} ") and f"(U+{ord(odd):04X})" in err, err
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["LF", "CRLF"])
@@ -131,7 +161,7 @@ def test_a_line_of_only_a_no_break_space_is_a_line_with_one_column(tmp_path, cap
 def test_qrels_read_ids_by_the_same_rule_and_a_mark_keeps_them(tmp_path, eol):
     from ragdiff.core.labels import LabelFile, Mark
 
-    text = (f"q1 0 doc\u00a0one 1{eol}q1\x0b0\x0cb\u2003c 0{eol}q\u30002\t0 e 2{eol}").encode()
+    text = (f"q1 0 doc\u200bone 1{eol}q1\x0b0\x0cb\u200bc 0{eol}q\u200b2\t0 e 2{eol}").encode()
     path = tmp_path / "gold.qrels"
     path.write_bytes(text)
     bare = tmp_path / "gold_without_extension"
@@ -140,15 +170,31 @@ def test_qrels_read_ids_by_the_same_rule_and_a_mark_keeps_them(tmp_path, eol):
     for given in (path, bare):
         judged = load_gold(given).judgments
         assert list(zip(judged["query_id"], judged["chunk_id"], judged["grade"])) == [
-            ("q1", "doc\u00a0one", 1), ("q1", "b\u2003c", 0), ("q\u30002", "e", 2)]
+            ("q1", "doc\u200bone", 1), ("q1", "b\u200bc", 0), ("q\u200b2", "e", 2)]
     labels = LabelFile(path)
-    labels.apply(Mark("q1", "b\u2003c", "gold", 3))
-    labels.apply(Mark("q1", "new\u00a0chunk", "gold", 1))
+    labels.apply(Mark("q1", "b\u200bc", "gold", 3))
+    labels.apply(Mark("q1", "new\u200bchunk", "gold", 1))
     # the grade alone changed; the new line, after the query's last, copies that line's separators
-    assert path.read_bytes() == (f"q1 0 doc\u00a0one 1{eol}q1\x0b0\x0cb\u2003c 3{eol}q1\x0b0\x0cnew\u00a0chunk 1{eol}"
-                                 f"q\u30002\t0 e 2{eol}").encode()
+    assert path.read_bytes() == (f"q1 0 doc\u200bone 1{eol}q1\x0b0\x0cb\u200bc 3{eol}q1\x0b0\x0cnew\u200bchunk 1{eol}"
+                                 f"q\u200b2\t0 e 2{eol}").encode()
     judged = load_gold(path).judgments
-    assert ("q1", "new\u00a0chunk", 1) in list(zip(judged["query_id"], judged["chunk_id"], judged["grade"]))
+    assert ("q1", "new\u200bchunk", 1) in list(zip(judged["query_id"], judged["chunk_id"], judged["grade"]))
+
+
+@pytest.mark.parametrize("odd", ODD, ids=[f"U+{ord(c):04X}" for c in ODD])
+def test_qrels_refuse_an_id_with_unicode_white_space_on_reading_and_before_a_write(tmp_path, odd, capsys):
+    """A qrels id holding a no-break space was written, and read back as two columns by Python's tools."""
+    from ragdiff.core.labels import LabelFile, LabelFormatError, Mark
+
+    path = tmp_path / "gold.qrels"
+    path.write_text("q1 0 a 1\n")
+    with pytest.raises(LabelFormatError, match=f"U\\+{ord(odd):04X}"):
+        LabelFile(path).apply(Mark("q1", f"new{odd}chunk", "gold", 1))
+    assert path.read_text() == "q1 0 a 1\n"
+    path.write_text(f"q1 0 a 1\nq1 0 b{odd}c 1\n")
+    with pytest.raises(InputError, match=f"U\\+{ord(odd):04X}") as refused:
+        load_gold(path)
+    assert refused.value.line == 2
 
 
 def test_a_qrels_line_that_looks_like_five_columns_by_unicode_splits_is_four_by_trec_eval(tmp_path):
@@ -157,8 +203,9 @@ def test_a_qrels_line_that_looks_like_five_columns_by_unicode_splits_is_four_by_
     assert formats.sniff(path) == "qrels"
 
 
-_ID = st.text(alphabet=st.sampled_from(list("abcXYZ0189-_.") + NOT_SPACE), min_size=1, max_size=6).map(
+_ID = st.text(alphabet=st.sampled_from(list("abcXYZ0189-_.") + IN_AN_ID), min_size=1, max_size=6).map(
     lambda s: "i" + s)
+_TAG = st.text(alphabet=st.sampled_from(list("abc") + NOT_SPACE), min_size=1, max_size=4)  # never read
 
 
 @st.composite
@@ -167,7 +214,7 @@ def hostile_runs(draw):
     for _ in range(draw(st.integers(1, 12))):
         rows.append((draw(_ID), draw(st.sampled_from(["Q0", "0", "x\u00a0"])), draw(_ID),
                      str(draw(st.integers(0, 99))), repr(draw(st.sampled_from([0.5, 0.25, 1.0, -2.0]))),
-                     draw(_ID)))
+                     draw(_TAG)))
     seps = draw(st.lists(st.sampled_from(SEPARATORS), min_size=1, max_size=3))
     lead = draw(st.sampled_from(["", " ", "\t", "\x0c"]))
     eol = draw(st.sampled_from(["\n", "\r\n", " \n", "\x0b\r\n"]))
@@ -183,3 +230,20 @@ def test_every_path_reads_hostile_white_space_as_trec_eval_splits_it(tmp_path_fa
     if len(set(pairs)) < len(pairs):
         return  # a repeated chunk is another test's subject
     _check_every_path(folder, text)
+
+
+@pytest.mark.parametrize("odd", ODD, ids=[f"U+{ord(c):04X}" for c in ODD])
+def test_export_refuses_an_id_with_unicode_white_space(tmp_path, odd, capsys):
+    """`export qrels` and `export run` write TREC files: an id holding any str.split() white space (\\x1c-\\x1f
+    too, which the regex \\s leaves out) is refused before anything is written."""
+    import json
+
+    gold = tmp_path / "gold.yaml"
+    gold.write_text(f'queries:\n  - id: q1\n    gold: ["a\\u{ord(odd):04X}b", c]\n')  # YAML's escape
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps({"query_id": "q1", "results": ["c", f"a{odd}b"]}) + "\n")
+    for args, target in ((["export", "qrels", str(gold)], tmp_path / "out.qrels"),
+                         (["export", "run", str(run)], tmp_path / "out.trec")):
+        assert main([*args, "-o", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert "cannot be written" in err and not target.exists(), err

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import polars as pl
 
+from ragdiff.core import textio
 from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
 from ragdiff.core.fmt import number
@@ -80,11 +81,16 @@ def contexts_jsonl(gold: Gold, corpus: Corpus, level: str = "gold", threshold: i
 # --------------------------------------------------------------------------------------------------------------
 # TREC files: runs and qrels
 
+# white space as trec_eval splits on it and as Python's str.split() does (textio.ODD_SPACE; the regex \s leaves
+# out \x1c-\x1f): an id holding any of it reads back as two columns somewhere
+_SPACES = textio.SPACE_CLASS[1:-1] + textio.ODD_SPACE_CLASS[1:-1]
+
+
 def _refuse_unwritable_ids(path, frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
     """A TREC line is whitespace-separated: an id that is empty, holds whitespace or starts with `#` (a comment
     to ragdiff's and trec_eval's readers) cannot be written so that it reads back as the same id."""
     for column in columns:
-        bad = frame.filter((pl.col(column).str.len_bytes() == 0) | pl.col(column).str.contains(r"\s")
+        bad = frame.filter((pl.col(column).str.len_bytes() == 0) | pl.col(column).str.contains(f"[{_SPACES}]")
                            | pl.col(column).str.starts_with("#"))
         if bad.height:
             value = bad.item(0, column)

@@ -184,6 +184,8 @@ def _checked_blocks(path: Path, block: int = 4 * 2**20):
             if not tidy:  # a tidy block is text
                 try:
                     textio.check_text(path, lines)
+                    if textio.odd_space_bytes(lines):  # an id holding one is refused (trec_lines says where)
+                        trec_lines(path, lines.decode("utf-8"))
                 except InputError as err:  # the line within the block: add the lines before it
                     raise InputError(path, err.message, err.line + _lines_before(path, start)) from None
             blank = blank and textio.is_blank(lines)

@@ -11,14 +11,26 @@ from ragdiff.core.errors import InputError, line_of_offset
 
 # What separates the columns of a TREC run or qrels line: trec_eval's rule, C's isspace() in the "C" locale
 # (trec_eval never calls setlocale; get_trec_results.c and get_qrels.c split on it) — space, tab, \n, \v,
-# \f and \r, ASCII only. Anything else (a no-break space, U+2003, U+0085, \x1c) is part of an id, as
-# trec_eval reads it; lines end at \n alone (a \r before it is trailing white space). Python's str.split()
-# and str.strip() and the regex \s take Unicode white space, so every reader and sniffer of these formats
-# splits, strips and tests with what is here instead (`bytes.split()` is the same rule).
+# \f and \r, ASCII only. Anything else (a no-break space, U+2003, U+0085, \x1c) is no column break, as
+# trec_eval reads it (an id holding one is refused: ODD_SPACE); lines end at \n alone (a \r before it is
+# trailing white space). Python's str.split() and str.strip() and the regex \s take Unicode white space, so
+# every reader and sniffer of these formats splits, strips and tests with what is here instead (`bytes.split()`
+# is the same rule).
 SPACE = " \t\n\r\x0b\x0c"
 _ESCAPED = "".join(f"\\x{ord(c):02X}" for c in SPACE)  # written for a regex: Python's re and polars' alike
 SPACE_CLASS, FIELD_CLASS = f"[{_ESCAPED}]", f"[^{_ESCAPED}]"  # one white-space character; one of an id
 _FIELD = re.compile(FIELD_CLASS + "+")
+# The white space trec_eval does not split on and Python's str.split() does (a no-break space, U+2028, \x1c, …):
+# one column to trec_eval, two to a tool that reads these files with str.split(). An id holding one is refused in
+# a TREC run or qrels file, on reading and before a write, as an id holding an ASCII space cannot be written
+# (tests/test_whitespace_rule.py holds the list to str.isspace()).
+ODD_SPACE = ("\x1c\x1d\x1e\x1f\x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+             + "\u2028\u2029\u202f\u205f\u3000")
+ODD_SPACE_CLASS = "[" + "".join(f"\\u{{{ord(c):04X}}}" for c in ODD_SPACE) + "]"  # polars' (Rust) regex
+_ODD_SPACE = re.compile("[" + re.escape(ODD_SPACE) + "]")
+# the same in UTF-8: its first bytes (one-byte searches in C), and the whole sequences once one is there
+_ODD_LEADS = (b"\x1c", b"\x1d", b"\x1e", b"\x1f", b"\xc2", b"\xe1", b"\xe2", b"\xe3")
+_ODD_BYTES = re.compile(b"|".join(re.escape(c.encode()) for c in ODD_SPACE))
 BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark: dropped at the start of a file
 BOM_CHAR = BOM.decode("utf-8")  # the same mark in decoded text (U+FEFF)
 
@@ -26,6 +38,23 @@ BOM_CHAR = BOM.decode("utf-8")  # the same mark in decoded text (U+FEFF)
 def fields(line: str) -> list[str]:
     """The columns of a line by trec_eval's rule (SPACE): what str.split() would be with ASCII white space."""
     return _FIELD.findall(line)
+
+
+def odd_space(value: str) -> str | None:
+    """The first ODD_SPACE character of `value`, named (`no-break space (U+00A0)`); None when it has none."""
+    import unicodedata
+
+    found = _ODD_SPACE.search(value)
+    if found is None:
+        return None
+    char = found.group()
+    return f"{unicodedata.name(char, 'separator').lower()} (U+{ord(char):04X})"
+
+
+def odd_space_error(path: Path, what: str, value: str, line: int | None) -> InputError:
+    return InputError(path, f"{what} {value!r} holds a {odd_space(value)}: white space that Python's str.split() "
+                            "and the tools built on it read as a column break; expected ids without white space",
+                      line)
 
 
 def check_file(path: Path) -> None:
@@ -111,8 +140,17 @@ def plain_block(data: bytes | bytearray, size: int | None = None, previous: int 
     size = len(data) if size is None else size
     if any(data.find(byte, 0, size) >= 0 for byte in NOT_PLAIN):
         return False
+    if odd_space_bytes(data, size):  # the general reader refuses an id holding one, naming its line
+        return False
     return data.find(b"#", 0, size) < 0 or not (
         (previous == ord("\n") and data[0] == ord("#")) or data.find(b"\n#", 0, size) >= 0)
+
+
+def odd_space_bytes(data: bytes | bytearray, size: int | None = None) -> bool:
+    """Whether `data[:size]` holds an ODD_SPACE character: one-byte searches for their first bytes, the whole
+    search only when one is there (U+2000-U+206F share a first byte with — and …)."""
+    size = len(data) if size is None else size
+    return any(data.find(lead, 0, size) >= 0 for lead in _ODD_LEADS) and _ODD_BYTES.search(data, 0, size) is not None
 
 
 def tidy_lines(data: bytes) -> bool:
@@ -170,6 +208,12 @@ def whitespace_columns(path: Path, text: str, names: list[str | None], expected:
         row = bad.row(0, named=True)
         raise InputError(path, f"expected {len(names)} columns ({expected}), found {len(fields(row['raw']))}",
                          row["line"])
+    ids = [n for n in ("query_id", "chunk_id") if n in names]
+    odd = parsed.filter(pl.any_horizontal(pl.col(n).str.contains(ODD_SPACE_CLASS) for n in ids)) if ids else None
+    if odd is not None and odd.height:
+        row = odd.row(0, named=True)
+        name = next(n for n in ids if odd_space(row[n]))
+        raise odd_space_error(path, name.replace("_", " "), row[name], row["line"])
     return parsed.select("line", *[n for n in names if n])
 
 

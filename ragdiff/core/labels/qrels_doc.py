@@ -22,7 +22,7 @@ from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc
 from ragdiff.core.labels.edits import _lines, _newline
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.yaml_doc import map_grade
-from ragdiff.core.textio import FIELD_CLASS, SPACE, SPACE_CLASS
+from ragdiff.core.textio import FIELD_CLASS, SPACE, SPACE_CLASS, odd_space
 
 # a line's pieces, separators kept, split by trec_eval's white space (textio.SPACE) as the reader splits it
 _TREC_LINE = re.compile("({s}*)({f}+)({s}+)({f}+)({s}+)({f}+)({s}+)({f}+)({s}*)".format(s=SPACE_CLASS, f=FIELD_CLASS))
@@ -176,6 +176,9 @@ class QrelsDoc(LabelDoc):
             return "it is empty"
         if any(ch in SPACE for ch in s):
             return "it holds white space"
+        odd = odd_space(s)
+        if odd is not None:  # read back whole by ragdiff and trec_eval, as two columns by Python's tools
+            return f"it holds a {odd}, white space to Python's str.split()"
         if s.startswith("#"):
             return "it starts with # (a comment line there)"
         return "it holds a NUL" if "\x00" in s else None
