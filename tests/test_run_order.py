@@ -175,3 +175,37 @@ def test_more_queries_than_one_radix_digit_in_small_blocks(monkeypatch, block):
     rng.shuffle(rows)
     frame = pl.DataFrame([(*r[:3], 0, line) for line, r in enumerate(rows, 1)], schema=RUN_SCHEMA, orient="row")
     assert ordered_frame(None, frame.clone(), True).equals(_plain_sort(frame))
+
+
+@pytest.mark.parametrize("block", [4, 1 << 10])
+def test_the_repeat_check_in_blocks_of_several_queries(tmp_path, monkeypatch, block):
+    """score_order checks for repeats a block of whole queries at a time: a chunk id in two queries of one block
+    is no repeat, one twice in a query that shares its block with others is, named by its two lines."""
+    import ragdiff.core.runs as runs
+
+    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    lines = [f"q{q} Q0 c{c} 0 {c}.5 t\n" for q in range(3) for c in range(2)]  # c0 and c1 in q0, q1 and q2
+    path = tmp_path / "run.trec"
+    path.write_text("".join(lines))
+    assert load_run(path).frame.height == 6
+    path.write_text("".join(lines) + "q1 Q0 c0 0 9.0 t\n")
+    with pytest.raises(InputError) as err:
+        load_run(path)
+    assert "'c0' appears twice for query 'q1' (lines 3 and 7)" in str(err.value)
+
+
+def test_pairs_whose_hashes_collide_go_to_the_exact_check(tmp_path, monkeypatch):
+    """A block's pair hashes that collide without a repeat (here: the query's number left out of the hash, so
+    one chunk id in two queries collides) send the run to the exact check, which finds no repeat: the run is
+    ordered as it would be without the collision."""
+    import ragdiff.core.runs as runs
+
+    path = tmp_path / "run.trec"
+    path.write_text("".join(f"q{q} Q0 c{c} 0 {c}.5 t\n" for q in range(3) for c in range(2)))
+    expected = load_run(path).frame
+    checked = []
+    refuse = runs._refuse_repeats
+    monkeypatch.setattr(runs, "_PAIR_MIX", 0)
+    monkeypatch.setattr(runs, "_refuse_repeats", lambda *a: checked.append(1) or refuse(*a))
+    assert load_run(path).frame.equals(expected)
+    assert checked == [1]

@@ -213,8 +213,35 @@ def ordered_frame(path: Path, frame: pl.DataFrame, sort_by_score: str | bool, ke
     # sort of a million-line run 0.26 s -> 0.18 s); rows of one query stay together, which is all the sort needs
     if frame.schema["query_id"] != pl.Categorical:  # the plain TREC reader reads it so
         frame = frame.with_columns(pl.col("query_id").cast(pl.Categorical))
+    if _by_score(frame, sort_by_score) and not (allow or keep_first):
+        # the repeat check rides on score_order's blocks of whole queries: each block's pair hashes sorted in
+        # cache, where one sort of the whole run's (`_may_repeat`) took ~50 ms of a million-line run
+        order, rank, queries, may_repeat = score_order(frame, repeats=True)
+        if may_repeat:
+            _refuse_repeats(path, frame)
+        return _gathered(frame, order, rank, queries)
     frame = _dedupe(path, frame, keep_first, allow=allow)
     return _order(frame, sort_by_score)
+
+
+def _by_score(frame: pl.DataFrame, sort_by_score: str | bool) -> bool:
+    """Whether `score_order` orders the frame: sorted by score, every row has one, and there is more than one."""
+    return sort_by_score is True and frame.height > 1 and frame.get_column("score").null_count() == 0
+
+
+def _gathered(frame: pl.DataFrame, order, rank, queries: pl.Series) -> pl.DataFrame:
+    """RUN_SCHEMA's frame of `frame`'s rows in `score_order`'s order, with its ranks and ordered query ids."""
+    index = pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)
+    del order
+    # a column at a time, each let go of once gathered: the unordered rows and the ordered ones side by
+    # side would be the loading's peak
+    frame.drop_in_place("rank")  # the loader's placeholder
+    frame.drop_in_place("query_id")  # score_order gave the ordered ids as strings
+    ordered = {name: frame.drop_in_place(name).gather(index) for name in ("chunk_id", "score", "line")}
+    del index
+    ordered["query_id"] = queries
+    ordered["rank"] = pl.Series("rank", rank, dtype=pl.UInt32)
+    return pl.DataFrame([ordered[name] for name in RUN_SCHEMA])
 
 
 def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
@@ -222,19 +249,8 @@ def _order(frame: pl.DataFrame, sort_by_score: str | bool) -> pl.DataFrame:
         # the file gave explicit ranks: they are the order (ties fall back to trec_eval's rule)
         frame = frame.sort(["query_id", "rank", "score", "chunk_id"], descending=[False, False, True, True],
                            nulls_last=True)
-    elif sort_by_score and frame.get_column("score").null_count() == 0 and frame.height > 1:
-        order, rank, queries = score_order(frame)
-        index = pl.Series(order, dtype=pl.UInt32 if frame.height < 2**32 else pl.UInt64)
-        del order
-        # a column at a time, each let go of once gathered: the unordered rows and the ordered ones side by
-        # side would be the loading's peak
-        frame.drop_in_place("rank")  # the loader's placeholder
-        frame.drop_in_place("query_id")  # score_order gave the ordered ids as strings
-        ordered = {name: frame.drop_in_place(name).gather(index) for name in ("chunk_id", "score", "line")}
-        del index
-        ordered["query_id"] = queries
-        ordered["rank"] = pl.Series("rank", rank, dtype=pl.UInt32)
-        return pl.DataFrame([ordered[name] for name in RUN_SCHEMA])
+    elif _by_score(frame, sort_by_score):
+        return _gathered(frame, *score_order(frame)[:3])
     elif sort_by_score:
         frame = frame.sort(["query_id", "score", "chunk_id"], descending=[False, True, True], nulls_last=True)
     else:
@@ -263,11 +279,13 @@ def _query_codes(queries: pl.Series):
     return cat.to_physical().to_numpy(), table, distinct.gather(by_id).cast(pl.String)
 
 
-def score_order(frame: pl.DataFrame):
-    """(order, rank, query_ids): the permutation (numpy indices) that sorts the rows by query, score descending,
-    then chunk id descending — trec_eval's rule —, each sorted row's rank in its query (numpy u32) and each
-    sorted row's query id (a String series: gathered from the distinct ids, where casting the ordered
-    Categorical column built a million strings, ~10 ms).
+def score_order(frame: pl.DataFrame, repeats: bool = False):
+    """(order, rank, query_ids, may_repeat): the permutation (numpy indices) that sorts the rows by query, score
+    descending, then chunk id descending — trec_eval's rule —, each sorted row's rank in its query (numpy u32),
+    each sorted row's query id (a String series: gathered from the distinct ids, where casting the ordered
+    Categorical column built a million strings, ~10 ms), and with `repeats`, False when no (query, chunk) pair
+    repeats (as `_may_repeat`: each block's pair hashes sorted, no two neighbours equal; True is a repeat or a
+    collision, for the exact check).
 
     polars' sort by those three columns encodes every row as bytes and sorts those (0.16 s of a million-row
     run); here numpy sorts. The rows are first grouped by query — a stable radix sort of the query's place in
@@ -301,6 +319,8 @@ def score_order(frame: pl.DataFrame):
     ends = np.cumsum(counts)
     order = np.empty(n, dtype=by_query.dtype)
     ordered_key = np.empty(n, dtype=np.uint64)
+    hashes = frame.get_column("chunk_id").hash(seed=_HASH_SEED).to_numpy() if repeats else None
+    may_repeat = False
     first = start = 0
     while first < queries:
         # whole queries, up to _SORT_BLOCK rows (a longer query alone): by key, then by query, stably
@@ -309,13 +329,20 @@ def score_order(frame: pl.DataFrame):
         rows = by_query[start:end]
         block_key = key[rows]
         within = np.argsort(block_key)
+        local = None
         if last - first > 1:  # at most _SORT_BLOCK queries: their place in the block is a 16-bit digit
             local = np.repeat(np.arange(last - first, dtype=np.uint16), counts[first:last])
             within = within[np.argsort(local[within], kind="stable")]
         np.take(rows, within, out=order[start:end])
         np.take(block_key, within, out=ordered_key[start:end])
+        if hashes is not None and not may_repeat:
+            pairs = hashes[rows]
+            if local is not None:
+                pairs ^= local.astype(np.uint64) * np.uint64(_PAIR_MIX)
+            pairs.sort()
+            may_repeat = bool((pairs[1:] == pairs[:-1]).any())
         first, start = last, end
-    del key, by_query
+    del key, by_query, hashes
     # a query's rows are one stretch now: ranks 1, 2, … from each stretch's start
     starts = ends[:-1]
     same_query = np.ones(n - 1, dtype=bool)
@@ -347,20 +374,28 @@ def score_order(frame: pl.DataFrame):
     # at each stretch's start, 1 minus the length of the one before: the running sum starts again at 1
     rank[starts] = (1 - counts[:-1]).astype(np.uint32)
     np.cumsum(rank, dtype=np.uint32, out=rank)
-    return order, rank, query_ids
+    return order, rank, query_ids, may_repeat
 
 
-# rows one block of `score_order` sorts at a time (at most 2^16: a query's place in a block is one 16-bit digit):
-# 64k rows' keys, indices and places are ~1.2 MB, in a core's L2 cache
-_SORT_BLOCK = 1 << 16
+# rows one block of `score_order` sorts at a time (at most 2^16: a query's place in a block is one 16-bit digit).
+# Small blocks sort faster a row: a million-line run's keys argsorted 1,024 at a time took 22 ms against 49 ms
+# 65,536 at a time, and its ordering 53 against 84 ms (1,000-row queries: a block is one query, no radix pass)
+_SORT_BLOCK = 1 << 10
+_PAIR_MIX = 0x9E37_79B9_7F4A_7C15  # mixes a query's number into its pairs' chunk hashes
 
 
 def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> pl.DataFrame:
     """Agent runs keep the first sighting of each chunk (the union, first-seen); other runs must not repeat one."""
     if allow or keep_first:
         return frame.sort("line").unique(subset=["query_id", "chunk_id"], keep="first", maintain_order=True)
-    if not _may_repeat(frame):
-        return frame
+    if _may_repeat(frame):
+        _refuse_repeats(path, frame)
+    return frame
+
+
+def _refuse_repeats(path: Path, frame: pl.DataFrame) -> None:
+    """The exact check, when the hashes say a (query, chunk) pair may repeat: an InputError naming the first
+    repeated chunk's two lines, or nothing (two pairs' hashes collided)."""
     dup_mask = frame.select(pl.struct("query_id", "chunk_id").is_duplicated()).to_series()
     if dup_mask.any():
         dups = frame.filter(dup_mask).sort("line").with_columns(pl.col("query_id").cast(pl.String))
@@ -377,7 +412,6 @@ def _dedupe(path: Path, frame: pl.DataFrame, keep_first: bool, allow: bool) -> p
             "chunk once per query (use --keep-first to keep the first)",
             lines[1],
         )
-    return frame
 
 
 def _may_repeat(frame: pl.DataFrame) -> bool:
@@ -390,7 +424,7 @@ def _may_repeat(frame: pl.DataFrame) -> bool:
     queries = queries.to_physical() if queries.dtype == pl.Categorical else queries.hash(seed=_HASH_SEED)
     pairs = frame.get_column("chunk_id").hash(seed=_HASH_SEED).to_numpy(writable=True)
     mixed = queries.to_numpy().astype(np.uint64)
-    mixed *= np.uint64(0x9E37_79B9_7F4A_7C15)
+    mixed *= np.uint64(_PAIR_MIX)
     pairs ^= mixed
     del mixed
     pairs.sort()
