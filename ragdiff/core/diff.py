@@ -332,18 +332,22 @@ def compare(ev_a: RunEval, ev_b: RunEval, *, gold: Gold | None = None, flips: in
     by_hand = len(scored) < MIN_QUERIES_FOR_VERDICT
 
     text = _query_text(ev_a, ev_b, gold, scored)
-    # the overlap first, before the threads start: its polars buffers (both runs' top RBO_RANKS hashed and
-    # joined) and the threads' numpy ones were the depth-1000 peak when they ran at the same time
-    overlap = _overlap(ev_a, ev_b, gold, scored, k, depth)
     if threads <= 1:
+        overlap = _overlap(ev_a, ev_b, gold, scored, k, depth)
         diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable)
         return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
                          alpha, exact_max, overlap)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="ragdiff-compare") as pool:
+        # the overlap while the pool draws the bootstrap intervals (a few MB of buffers), where it ran alone
+        # before the pool started (~70 ms at depth 1000); still not beside the detectable changes: its polars
+        # buffers (both runs' top RBO_RANKS hashed and joined) and theirs were the depth-1000 peak together
+        found: dict[str, Overlap | None] = {}
         diffs, finish = _metric_diffs(ev_a, ev_b, metrics, flips, seed, alpha, exact_max, by_hand, detectable,
-                                      pool=pool)
+                                      pool=pool,
+                                      meanwhile=lambda: found.update(overlap=_overlap(ev_a, ev_b, gold, scored, k,
+                                                                                      depth)))
         return _compared(ev_a, ev_b, gold, settings, scored, text, diffs, finish, have, by_hand, flips, seed,
-                         alpha, exact_max, overlap)
+                         alpha, exact_max, found["overlap"])
 
 
 def _compared(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, settings: EvalSettings, scored: list[str],
@@ -576,12 +580,14 @@ def _query_text(ev_a: RunEval, ev_b: RunEval, gold: Gold | None, scored: list[st
 
 def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: int, seed: int, alpha: float,
                   exact_max: int, by_hand: bool, detectable_change_too: bool = True,
-                  pool: Executor | None = None) -> tuple[list[MetricDiff], Callable[[], None]]:
+                  pool: Executor | None = None,
+                  meanwhile: Callable[[], None] | None = None) -> tuple[list[MetricDiff], Callable[[], None]]:
     """Every metric's comparison; metrics paired over the same queries share one batch of random draws.
 
     The p-values (and so the verdicts) are set here; the bootstrap intervals and the smallest detectable
     changes are jobs handed to `pool` (numpy releases the GIL, so they run beside the caller's next steps):
-    call the returned function to wait for them and set them. Without a pool they run here."""
+    call the returned function to wait for them and set them. Without a pool they run here. `meanwhile` is
+    called once the intervals are handed out and before the detectable changes are."""
     pairs = {m: paired(ev_a, ev_b, m).drop_nulls(["a", "b"]).with_columns(delta=pl.col("b") - pl.col("a"))
              for m in metrics}
     groups: dict[tuple[str, ...], list[Metric]] = {}
@@ -591,12 +597,16 @@ def _metric_diffs(ev_a: RunEval, ev_b: RunEval, metrics: list[Metric], flips: in
     tests = {}
     intervals: list[tuple[list[Metric], Future]] = []
     detectable: list[tuple[Metric, Future]] = []
-    for group in groups.values():
-        matrix = np.vstack([pairs[m].get_column("delta").to_numpy() for m in group])
-        # the bootstrap first: the longest job (~0.13 s CPU at 1,000 queries), so that the short detectable-change
+    matrices = [(group, np.vstack([pairs[m].get_column("delta").to_numpy() for m in group]))
+                for group in groups.values()]
+    for group, matrix in matrices:
+        # the bootstrap first: the longest job (~0.1 s CPU at 1,000 queries), so that the short detectable-change
         # jobs fill the other thread and neither waits alone at the end
         if matrix.shape[1]:
             intervals.append((group, submit(bootstrap_ci, matrix, flips, seed)))
+    if meanwhile is not None:
+        meanwhile()
+    for group, matrix in matrices:
         if detectable_change_too:
             for row, job in detectable_jobs(matrix, alpha=alpha, power=POWER, seed=seed):
                 detectable.append((group[row], submit(job)))
