@@ -57,6 +57,7 @@ def test_run_demo_works_on_the_held_back_copy(monkeypatch):
 
     assert main(["demo"]) == 0
     assert seen["gold"].count("# held back in the demo") == len(HELD_BACK)
+    assert "J judges the labels it holds back" in seen["note"]  # the first status line says what to try
 
 
 async def test_j_in_the_demo_opens_a_queue_with_work_at_the_first_query(sample_runs, tmp_path):

@@ -91,7 +91,8 @@ def run_demo(args: argparse.Namespace) -> int:
             (workdir / name).write_bytes(hold_back(data, HELD_BACK) if name == "gold.yaml" else data)
         after = "kept after you quit (--keep)" if args.keep else "deleted when you quit; --keep keeps it"
         code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml", settings,
-                        corpus=workdir / "corpus.jsonl", note=f"demo: marks go to a copy in {workdir} ({after})")
+                        corpus=workdir / "corpus.jsonl", note=f"demo: marks go to a copy in {workdir} ({after}); "
+                                                                 "J judges the labels it holds back")
         if args.keep:
             print(f"ragdiff demo: the copy with your marks is in {workdir}", file=sys.stderr)
         return code
