@@ -14,8 +14,9 @@ each under `/usr/bin/time -v`:
 
 the order of the tools rotating from round to round, so that none always runs first or after the same one. The
 table gives each tool's median wall time and its spread (min-max), median CPU time (user + system) and peak RSS,
-and diff's ratio to the peer: the ratio of the medians and the median of each round's own ratio. With two pairs,
-the larger pair's diff time over the smaller's, divided by their size ratio (1.00 = linear). The load average
+and diff's ratio to the peer: of the median walls, the median of each round's own ratio, and of the median CPU
+times (the peer runs on one core; diff uses two where it can, which a loaded machine does not give it). With two
+pairs, the larger pair's times over the smaller's, divided by their size ratio (1.00 = linear). The load average
 is printed before each process: the machine is shared.
 """
 
@@ -133,40 +134,47 @@ def main() -> int:
 def render(results: dict, loads: dict, args, peer: Path) -> str:
     out = [f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
            f"{platform.python_version()}; {args.rounds} rounds, tools rotating each round; peer {peer.name}", ""]
-    out.append("| pair | tool | wall median (min–max) | CPU median | peak RSS median (max) | × peer (medians) | "
-               "× peer (median of rounds, min–max) | × floor |")
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("| pair | tool | wall median (min–max) | CPU median | peak RSS median (max) | wall × peer (medians) | "
+               "wall × peer (median of rounds, min–max) | CPU × peer | wall × floor |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     for pair, samples in results.items():
         peer_walls = [s[0] for s in samples["peer"]]
+        peer_cpu = statistics.median(s[1] for s in samples["peer"])
         floor = statistics.median(s[0] for s in samples["floor"])
         for name, got in samples.items():
             walls = [s[0] for s in got]
             wall = statistics.median(walls)
-            row = [pair, name, f"{wall:.2f} s ({spread(walls)})", f"{statistics.median(s[1] for s in got):.2f} s",
+            cpu = statistics.median(s[1] for s in got)
+            row = [pair, name, f"{wall:.2f} s ({spread(walls)})", f"{cpu:.2f} s",
                    f"{statistics.median(s[2] for s in got):.0f} MiB ({max(s[2] for s in got):.0f})"]
-            if name in ("peer", "floor"):
-                row += ["—", "—", "—" if name == "peer" else "1.00"]
+            if name == "peer":
+                row += ["—", "—", "—", f"{wall / floor:.2f}×"]
+            elif name == "floor":
+                row += ["—", "—", f"{cpu / peer_cpu:.2f}×", "1.00"]
             else:
                 per_round = [w / p for w, p in zip(walls, peer_walls)]
                 row += [f"**{wall / statistics.median(peer_walls):.2f}×**",
-                        f"{statistics.median(per_round):.2f}× ({spread(per_round)})", f"{wall / floor:.2f}×"]
+                        f"{statistics.median(per_round):.2f}× ({spread(per_round)})", f"{cpu / peer_cpu:.2f}×",
+                        f"{wall / floor:.2f}×"]
             bad = [s[3] for s in got if s[3]]
             if bad:
                 row[1] += f" (exit {bad[0]}!)"
             out.append("| " + " | ".join(row) + " |")
         out.append(f"| {pair} | load average | {spread(loads[pair], 1)} (median {statistics.median(loads[pair]):.1f}) "
-                   "| | | | | |")
+                   "| | | | | | |")
     pairs = list(results)
     if len(pairs) > 1:
         small, big = pairs[0], pairs[-1]
         size = int(big.split("x")[0]) * int(big.split("x")[1]) / (int(small.split("x")[0]) * int(small.split("x")[1]))
         out.append("")
+        out.append(f"{big} over {small} ({size:.0f}× the lines), median wall and median CPU (under a changing load "
+                   "the CPU's ratio is the steadier one; 1.00 = linear):")
         for name in results[big]:
             if name in results[small]:
-                ratio = (statistics.median(s[0] for s in results[big][name])
-                         / statistics.median(s[0] for s in results[small][name]))
-                out.append(f"- {name}: {big} / {small} = {ratio:.2f}× for {size:.0f}× the lines "
-                           f"({ratio / size:.2f} of linear)")
+                ratios = [statistics.median(s[i] for s in results[big][name])
+                          / statistics.median(s[i] for s in results[small][name]) for i in (0, 1)]
+                out.append(f"- {name}: wall {ratios[0]:.2f}× ({ratios[0] / size:.2f} of linear), "
+                           f"CPU {ratios[1]:.2f}× ({ratios[1] / size:.2f} of linear)")
     return "\n".join(out)
 
 
