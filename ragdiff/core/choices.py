@@ -7,6 +7,8 @@ polars or numpy (bench/RESULTS.md, start-up). The readers and the tests import t
 
 RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
+FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")  # `ragdiff fuse` (core/fusion.py)
+FUSION_NORMS = ("none", "minmax", "zscore", "rank")
 
 DEFAULT_FLIPS = 10_000  # random sign flips of the paired test, and bootstrap resamples
 DEFAULT_SEED = 20_250_806
