@@ -216,6 +216,26 @@ def slice_document(args: argparse.Namespace, evals: list[RunEval], gold: Gold) -
 
         out["by_tag"] = {ev.run.name: {t.tag: {"queries": t.queries, "metrics": {n: fmt.json_number(v) for n, v in t.means.items()}}
                                        for t in by_tag(ev, gold)} for ev in evals}
+        out["by_tag_tests"] = by_tag_tests(args, evals, gold)
+    return out
+
+
+def by_tag_tests(args: argparse.Namespace, evals: list[RunEval], gold: Gold) -> dict:
+    """Each run against the baseline per tag and metric: diff's paired test over the tag's queries, the p-value
+    Holm-adjusted across the tags (core/slices.tag_tests), the interval and the verdict by diff's rules."""
+    from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
+    from ragdiff.core.slices import tag_tests
+
+    out: dict = {"p_adjustment": "Holm across the tags, for each run and metric",
+                 "min_queries_for_verdict": MIN_QUERIES_FOR_VERDICT, "runs": {}}
+    for ev in evals[1:]:
+        runs = out["runs"].setdefault(ev.run.name, {})
+        for t in tag_tests(evals[0], ev, gold, flips=args.flips, seed=args.seed, alpha=args.alpha):
+            m = t.result
+            runs.setdefault(t.tag, {})[m.name] = {
+                "n": m.n, "delta": fmt.json_number(m.delta), "p_value": fmt.json_number(m.p_value),
+                "p_adjusted": fmt.json_number(m.p_adjusted), "ci95": [fmt.json_number(x) for x in m.ci95],
+                "verdict": m.verdict, "verdict_words": m.verdict_words, "sentence": m.sentence}
     return out
 
 
@@ -277,6 +297,40 @@ def print_slices(slices: dict, names: list[str], gold: Gold) -> None:
             for i, metric in enumerate(values[0]):
                 t.add_row(Text(visible(tag)) if i == 0 else "", n_q if i == 0 else "", metric, *cells(values, metric))
         console.print(t)
+        _print_tag_tests(console, slices.get("by_tag_tests"), names)
+
+
+def _print_tag_tests(console, tests: dict | None, names: list[str]) -> None:
+    """Per tag, each run against the baseline: Δ, p (Holm-adjusted across the tags), the 95% interval and the
+    verdict — none for a slice under thirty queries."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not tests or not tests["runs"]:
+        return
+    several = len(names) > 2
+    t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    for col in (["run"] if several else []) + ["tag", "queries", "metric"]:
+        t.add_column(col)
+    for col in ("Δ", "p (Holm)", "95% CI"):
+        t.add_column(col, justify="right")
+    t.add_column("verdict")
+    for run, tags in tests["runs"].items():
+        for tag, metrics in tags.items():
+            for i, (metric, m) in enumerate(metrics.items()):
+                first = i == 0
+                lead = ([Text(visible(run)) if first else ""] if several else []) + [
+                    Text(visible(tag)) if first else "", str(m["n"]) if first else ""]
+                low, high = m["ci95"]
+                interval = "—" if low is None else f"[{fmt.number(low, 'delta')}, {fmt.number(high, 'delta')}]"
+                verdict = m["verdict_words"]
+                t.add_row(*lead, metric, fmt.number(m["delta"], "delta"), fmt.number(m["p_adjusted"], "p"), interval,
+                          verdict)
+    console.print()
+    _say(console, Text(f"Per tag, {'each run' if several else 'B'} against {'the baseline' if several else 'A'}: "
+                       "the paired test over the tag's queries, p Holm-adjusted across the tags; no verdict under "
+                       f"{tests['min_queries_for_verdict']} queries in a tag", style="bold"))
+    console.print(t)
 
 
 def _say(console, text: Text) -> None:
