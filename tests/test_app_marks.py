@@ -4,6 +4,7 @@ is said, kept, and retried with `r`."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from ragdiff.core.metrics import default_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.gold import load_gold
+from ragdiff.core.journal import Journal, journal_path
 from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
 from ragdiff.core.runs import load_run
 
@@ -67,17 +69,48 @@ async def test_a_failed_save_is_said_kept_and_retried(lesson, screen, pane, sett
         await pilot.press("g")
         await settled(pilot)
         status = "\n".join(pane(app, app.query_one("#status")))
+        # the decision is durable in the journal (it is judged, and the next open writes it), the label file could
+        # not be written: the screen says so, with the key that retries
         assert "not written (1 unsaved, r retries): cannot save gold.yaml: No space left" in status
         assert lesson["gold"].read_bytes() == original
         assert not [p for p in lesson["gold"].parent.iterdir() if p.name.startswith(".") or p.suffix == ".tmp"]
-        b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
-        assert " ? " in b_line  # the screen does not pretend it was saved
+        assert [r["type"] for r in map(json.loads, journal_path(lesson["gold"]).read_text().splitlines())] == ["mark"]
         monkeypatch.setattr(os, "replace", real_replace)
         await pilot.press("r")
         await settled(pilot)
         assert "policy-31" in lesson["gold"].read_text()
         status = "\n".join(pane(app, app.query_one("#status")))
-        assert "saved to gold.yaml" in status
+        assert "1 decision written to gold.yaml" in status
+        b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
+        assert "★" in b_line
+
+
+async def test_a_full_disk_for_the_journal_too_keeps_the_mark_unjudged_and_retried(lesson, pane, settled,
+                                                                                   monkeypatch):
+    """Nothing could be made durable (the journal's folder is full too): the chunk stays unjudged on screen, the
+    status says so; r once there is space again saves it."""
+    app = lesson_app(lesson, reviewer="tester")
+    original = lesson["gold"].read_bytes()
+    real_append = Journal.append_many
+
+    def disk_full(self, records):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        await pilot.press("tab", "tab")
+        monkeypatch.setattr(Journal, "append_many", disk_full)
+        await pilot.press("g")
+        await settled(pilot)
+        status = "\n".join(pane(app, app.query_one("#status")))
+        assert "not written (1 unsaved, r retries): cannot save gold.yaml: cannot write the journal" in status
+        assert lesson["gold"].read_bytes() == original
+        b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
+        assert " ? " in b_line  # the screen does not pretend it was saved
+        monkeypatch.setattr(Journal, "append_many", real_append)
+        await pilot.press("r")
+        await settled(pilot)
+        assert "policy-31" in lesson["gold"].read_text()
         b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
         assert "★" in b_line
 

@@ -171,7 +171,11 @@ def test_progress_kept_as_decisions_come_equals_the_pool_walked(lesson):
             queue.add(qid, chunk)
         walked = {q: _walked(queue, q) for q in queue.queries}
         assert {q: queue.query_progress(q) for q in queue.queries} == walked, step
-        assert queue.progress() == tuple(map(sum, zip(*walked.values()))), step
+        done, total = map(sum, zip(*walked.values()))
+        assert (queue.decided(), queue.progress()[1]) == (done, total), step
+        # the header's judged: durable decisions only, never one still on its way
+        durable = sum(queue.is_judged(q, e.chunk_id) for q in queue.queries for e in queue.entries[q] if e.pooled)
+        assert queue.progress()[0] == durable, step
 
 
 def test_a_failed_decision_leaves_flight(lesson):
@@ -179,13 +183,14 @@ def test_a_failed_decision_leaves_flight(lesson):
 
     queue = queue_of(lesson, depth=3)
     qid, entry = queue.entry_at(queue.next_unjudged())
-    done = queue.progress()[0]
+    done, judged = queue.decided(), queue.progress()[0]
     queue.decide(qid, entry.chunk_id)
-    assert queue.is_done(qid, entry.chunk_id) and queue.progress()[0] == done + 1
+    assert queue.is_done(qid, entry.chunk_id) and queue.decided() == done + 1
+    assert queue.progress()[0] == judged and queue.saving == 1  # not judged until durable: saving
     following = queue.next_unjudged()
     assert following is None or queue.entry_at(following) != (qid, entry)  # the queue moved past it
     queue.apply([], failed=Obj(query_id=qid, chunk_id=entry.chunk_id))
-    assert not queue.is_done(qid, entry.chunk_id) and queue.progress()[0] == done
+    assert not queue.is_done(qid, entry.chunk_id) and queue.decided() == done and queue.saving == 0
     assert queue.entry_at(queue.next_unjudged()) == (qid, entry)
 
 

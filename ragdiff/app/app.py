@@ -33,7 +33,7 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
-from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, QueueBuilt,
+from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, QueueBuilt, Saved,
                                   UnjudgedReady, VerdictsReady, ViewReady)
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
@@ -140,7 +140,8 @@ class ReviewApp(OrderedKeysApp):
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         _key("question_mark", "help", "help", key_display="?", id="app.help",
                 tooltip="this list of keys, and the legend of the marks"),
-        _key("q", "quit_review", "quit", id="app.quit", tooltip="quit (every mark is already saved)"),
+        _key("q", "quit_review", "quit", id="app.quit",
+             tooltip="quit, once the marks still saving are written (in one batch)"),
     ]
 
     def __init__(self, inputs: ReviewInputs) -> None:
@@ -256,7 +257,8 @@ class ReviewApp(OrderedKeysApp):
 
     def _exit_on_signals(self) -> None:
         """SIGTERM, SIGHUP, or a SIGINT sent from outside (Ctrl+C itself arrives as a key): leave the way `q`
-        does, so the terminal is restored. Every mark is already saved, each one atomically."""
+        does, so the terminal is restored. Every decision counted is durable in the journal; the marks still saving
+        are written on the way out (LabelSession.close), in one batch."""
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             try:
@@ -881,6 +883,14 @@ class ReviewApp(OrderedKeysApp):
             self.show_numbers()
         self.set_status(status)
 
+    def on_saved(self, message: Saved) -> None:
+        """The label file rewritten with what the journal held: said only when it failed (in red, with r)."""
+        judge = self._judge_screen()
+        if judge is not None:
+            judge.saved(message)
+        elif message.error:
+            self.set_status(Text(clean(message.status), style="bold red"))
+
     def action_judge(self) -> None:
         """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
         it in a worker (1-2 s at 10,000 queries); the keys typed meanwhile are held and then act on the queue's
@@ -944,7 +954,8 @@ class ReviewApp(OrderedKeysApp):
 
     def _back_from_judging(self) -> None:
         # what the queue's marks changed is drawn by _screen_changed, as for every screen over the review
-        self.set_status("back from the judging queue · every decision is saved")
+        saving = self.session.saving
+        self.set_status("back from the judging queue" + (f" · saving {saving}" if saving else " · every decision is saved"))
 
     def show_numbers(self) -> None:
         """After a mark: the numbers, marks and labels change in place; the query list keeps its order and

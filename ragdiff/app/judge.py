@@ -26,7 +26,7 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, binding_keys, edit_line, key, label_keys, paste_into
-from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt
+from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt, Saved
 from ragdiff.app.session import LabelSession, Target
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.threads import detached
@@ -67,6 +67,8 @@ class JudgeScreen(Screen):
         key("exclamation_mark", "flag", "flag", key_display="!", id="judge.flag",
             tooltip="flag for a second opinion (kept beside the label file); it stays unjudged"),
         key("u", "undo", "undo", id="judge.undo", tooltip="take back your last mark and go back to that chunk"),
+        key("r", "retry", "retry unsaved", show=False, id="judge.retry",
+            tooltip="write again the decisions a failed save left unsaved (read-only file, full disk, …)"),
         key("j,down", "scroll(1)", "scroll", show=False, id="judge.down", tooltip="scroll the chunk text down"),
         key("k,up", "scroll(-1)", "scroll up", show=False, id="judge.up", tooltip="scroll the chunk text up"),
         key("space,pagedown", "page(1)", "page", key_display="space", id="judge.page_down",
@@ -86,7 +88,8 @@ class JudgeScreen(Screen):
             tooltip="search the corpus text for a chunk no run returned, then judge it for this query"),
         key("question_mark", "help", "help", key_display="?", id="judge.help", tooltip="this list of keys"),
         key("q,escape", "close", "back", id="judge.close",
-            tooltip="back to the review (from `ragdiff judge`: quit); every decision is already saved"),
+            tooltip="back to the review (from `ragdiff judge`: quit, once the decisions still saving are written, "
+                    "in one batch)"),
     ]
 
     def __init__(self, queue: JudgeQueue, session: LabelSession, corpus: CorpusIndex | None,
@@ -137,8 +140,11 @@ class JudgeScreen(Screen):
         queue = self.queue
         judged, total = queue.progress()
         # the progress first; at 80 or 100 columns the line wraps to a second rather than losing its end
+        # judged: durable decisions only; the ones on their way to the label file are `saving`
+        saving = queue.saving
         header = Text.assemble((" ragdiff judge ", "bold reverse"), " ", (f"{judged}/{total} judged", "bold"),
                                f" ({judged / total:.0%})" if total else "",
+                               (f" · saving {saving}", "bold") if saving else "",
                                f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
                                f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each · ",
                                clean(self.label_name), end="")  # wraps (app.tcss): no number is cut
@@ -259,8 +265,8 @@ class JudgeScreen(Screen):
     def _advance(self, said: str) -> None:
         following = self.queue.next_unjudged(self.position)
         if following is None or following == self.position:
-            judged, total = self.queue.progress()
-            note = (f"every pooled chunk is judged ({judged}/{total})" if following is None
+            total = self.queue.progress()[1]
+            note = (f"every pooled chunk is judged ({self.queue.decided()}/{total})" if following is None
                     else "it is the only unjudged chunk left")
             self._note = (self.app.keys_seen, note)  # said until the next key, whatever saves come back
             self.set_status(f"{said} · {note}")
@@ -324,6 +330,15 @@ class JudgeScreen(Screen):
 
     def action_undo(self) -> None:
         self.session.undo()
+
+    def action_retry(self) -> None:
+        self.session.retry()
+
+    def saved(self, message) -> None:
+        """The label file was rewritten (or could not be: said in red, with the key that retries)."""
+        if message.error:
+            self.set_status(Text(clean(message.status), style="bold red"))
+        self.show_position()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen([("judge", list(self.BINDINGS))], judge_legend_rows()))
@@ -574,6 +589,10 @@ class JudgeApp(OrderedKeysApp):
         if self.judge is not None:
             apply_outcome(self.judge.queue, message)
             self.judge.mark_done(message)
+
+    def on_saved(self, message: Saved) -> None:
+        if self.judge is not None:
+            self.judge.saved(message)
 
     def _track_job(self, future) -> None:
         self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)

@@ -80,3 +80,13 @@ class QueueBuilt(Message):
 
     queue: Any  # ragdiff.core.pool.JudgeQueue, None when it failed
     error: str | None = None
+
+
+@dataclass
+class Saved(Message):
+    """The label file was rewritten with the decisions the journal held (or could not be: `error`)."""
+
+    status: str
+    written: int  # decisions the rewrite put into the file
+    unwritten: int  # decisions still only in the journal (a failed rewrite: r retries)
+    error: bool = False

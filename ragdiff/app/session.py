@@ -1,8 +1,12 @@
-"""The app's side of a label file: marks in, in the order the keys were pressed, what each did out.
+"""The app's side of a label file: decisions in, in the order the keys were pressed, what each did out.
 
-Every write happens on one writer thread, one job after another in submission order (a `threading.Lock`
-waited on by one thread per mark is not first-come first-served: `x` then `g` on the same chunk could be
-written as `g` then `x`). A job's outcome comes back to the screen as a `MarkDone` message, through `post`.
+One writer thread takes every job queued since it last looked and works through them in submission order (a
+`threading.Lock` waited on by one thread per mark is not first-come first-served: `x` then `g` on the same chunk
+could be written as `g` then `x`). Consecutive marks are one group commit (`LabelFile.apply_many`: one journal
+append and one fsync for all of them); each mark's `MarkDone` is posted once it is durable, so the screen counts
+a decision judged only then. The label file is rewritten once for many decisions (`LabelFile.flush`): when the
+queue goes idle, at least every `FLUSH_EVERY` seconds during a flood, and on close (quit), which takes what is
+still queued as one batch.
 
 A grade digit right after `g` on the same chunk refines that one mark: the plain gold is taken back (byte
 for byte, through the journal) and the graded one written, so one `u` returns to what was there before `g`.
@@ -10,13 +14,19 @@ for byte, through the journal) and the graded one written, so one `u` returns to
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiff.app.messages import MarkDone
+from ragdiff.app.messages import MarkDone, Saved
 from ragdiff.core import vocab
+
+FLUSH_EVERY = 0.5  # seconds: during a flood the label file is rewritten at least this often (the journal holds all)
+
 
 @dataclass(frozen=True)
 class Target:
@@ -42,8 +52,16 @@ def error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
     return f"{head}: {text}"
 
 
+@dataclass
+class _Job:
+    kind: str  # "open" | "mark" | "flag" | "undo" | "retry"
+    args: tuple
+    target: Target | None
+    future: Future
+
+
 class LabelSession:
-    def __init__(self, path: Path, reviewer: str | None, post: Callable[[MarkDone], object],
+    def __init__(self, path: Path, reviewer: str | None, post: Callable[[object], object],
                  track: Callable[[Future], object] | None = None) -> None:
         self.path = Path(path)
         self.reviewer = reviewer
@@ -51,36 +69,50 @@ class LabelSession:
         self._track = track  # told of every job's future (the app waits on them as Textual workers)
         self._fmt: str | None = None
         self._file = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragdiff-labels")
+        self._jobs: deque[_Job] = deque()
+        self._wake = threading.Condition()
+        self._closing = False
+        self._thread: threading.Thread | None = None
         self._last_gold: Target | None = None  # the last job was a plain gold mark on this target, saved
+        self._flushed_at = time.monotonic()
+        self._stuck = False  # the last rewrite failed: the next is tried with the next job (r, a decision, quit)
         self.jobs_done = 0  # jobs finished (tests and benchmarks wait on it)
         self.jobs_submitted = 0
+        self.saving = 0  # decisions sent and not yet durable: the screen's "· saving n"
+        self.unwritten = 0  # decisions durable in the journal, not yet in the label file
 
     # ---- what the screen calls (returns at once) ---------------------------------------------------------
 
     def open(self, fmt: str | None) -> None:
         """Open the label file on the writer thread (recovery notes from an earlier crash are posted)."""
-        self._submit(self._open, fmt)
+        self._submit("open", fmt)
 
     def mark(self, target: Target, label: str, grade: int | None = None, refine: bool = False,
              reviewed: bool = False) -> None:
         """Write one mark. `refine`: a grade digit typed right after `g` on the same target. `reviewed`: this
         decision finishes the query (the judge queue: every pooled chunk judged), so once the mark is saved
         the query's `reviewed:` date becomes today (UTC, the journal's clock) where the file can say it."""
-        self._submit(self._mark, target, label, grade, refine, reviewed, target=target)
+        self.saving += 1
+        self._submit("mark", target, label, grade, refine, reviewed, target=target)
 
     def flag(self, target: Target) -> None:
         """Ask for a second opinion on a chunk (kept beside the label file; no judgment is written)."""
-        self._submit(self._flag, target, target=target)
+        self._submit("flag", target, target=target)
 
     def undo(self) -> None:
-        self._submit(self._undo)
+        self._submit("undo")
 
     def retry(self) -> None:
-        self._submit(self._retry)
+        self._submit("retry")
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=False)
+        """Everything queued is written before this returns: the marks still queued as one batch, then the
+        label file once."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join()
 
     @property
     def idle(self) -> bool:
@@ -88,23 +120,85 @@ class LabelSession:
 
     # ---- the writer thread -------------------------------------------------------------------------------
 
-    def _submit(self, job, *args, target: Target | None = None) -> None:
+    def _submit(self, kind: str, *args, target: Target | None = None) -> None:
         self.jobs_submitted += 1
-        future = self._executor.submit(self._run, job, args, target)
+        job = _Job(kind, args, target, Future())
+        with self._wake:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="ragdiff-labels", daemon=True)
+                self._thread.start()
+            self._jobs.append(job)
+            self._wake.notify()
         if self._track is not None:
-            self._track(future)
+            self._track(job.future)
 
-    def _run(self, job, args, target: Target | None) -> None:
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while not self._jobs and not self._closing:
+                    if self.unwritten and not self._stuck:  # idle with decisions not yet in the file: written now
+                        break
+                    self._wake.wait()
+                jobs, closing = list(self._jobs), self._closing
+                self._jobs.clear()
+                self._stuck = self._stuck and not jobs and not closing
+            self._work(jobs)
+            if self.unwritten and (closing or not self._jobs or time.monotonic() - self._flushed_at >= FLUSH_EVERY):
+                self._flush()
+            if closing and not self._jobs:
+                return
+
+    def _work(self, jobs: list[_Job]) -> None:
+        """The jobs in order; each run of plain marks (no digit refining a g, not finishing a query) is one
+        group commit."""
+        i = 0
+        while i < len(jobs):
+            job = jobs[i]
+            if job.kind == "mark" and not job.args[3] and not job.args[4]:
+                j = i
+                while j < len(jobs) and jobs[j].kind == "mark" and not jobs[j].args[3] and not jobs[j].args[4]:
+                    j += 1
+                self._run(self._mark, jobs[i:j])
+                i = j
+            else:
+                self._run(getattr(self, "_" + job.kind), [job])
+                i += 1
+
+    def _run(self, work, jobs: list[_Job]) -> None:
         try:
-            message = job(*args)
+            messages = work(*[job.args for job in jobs]) if work == self._mark else [work(*jobs[0].args)]
         except Exception as err:  # noqa: BLE001 - LabelFormatError/ConflictError/WriteError: said, not raised
             pending = len(self._file.pending) if self._file is not None else 0
-            message = MarkDone(error_text(err, self.path, pending), error=True)
-        finally:
+            messages = [MarkDone(error_text(err, self.path, pending), error=True) for _ in jobs]
+        self._done(jobs, messages)
+
+    def _done(self, jobs: list[_Job], messages: list) -> None:
+        for job, message in zip(jobs, messages):
             self.jobs_done += 1
-        if message is not None:
-            message.target = target
-            self._post(message)
+            if job.kind == "mark":
+                self.saving -= 1
+            if self._file is not None:
+                self.unwritten = self._file.unwritten
+            if message is not None:
+                message.target = job.target
+                self._post(message)
+            job.future.set_result(None)
+
+    def _flush(self) -> None:
+        from ragdiff.core.labels import LabelConflictError, LabelWriteError
+
+        self._flushed_at = time.monotonic()
+        try:
+            n = self._file.flush()
+        except (LabelConflictError, LabelWriteError) as err:
+            self._stuck = True
+            self.unwritten = self._file.unwritten
+            self._post(Saved(error_text(err, self.path, len(self._file.pending) + self._file.unwritten), 0,
+                             self.unwritten, error=True))
+            return
+        self._stuck = False
+        self.unwritten = self._file.unwritten
+        self._post(Saved(f"{n} decision{'s' if n != 1 else ''} written to {self.path.name}", n, self.unwritten))
 
     def _open(self, fmt: str | None) -> MarkDone | None:
         self._fmt = fmt
@@ -112,7 +206,8 @@ class LabelSession:
         labels = self._labels()
         del labels
         notes = self._file.recovery_notes
-        return MarkDone(" ".join(str(n) for n in notes)) if notes else None
+        changes = list(self._file.recovered)
+        return MarkDone(" ".join(str(n) for n in notes), changes=changes) if notes or changes else None
 
     def _labels(self):
         from ragdiff.core import labels
@@ -121,7 +216,27 @@ class LabelSession:
             self._file = labels.LabelFile(self.path, self._fmt, self.reviewer)
         return labels
 
-    def _mark(self, target: Target, label: str, grade: int | None, refine: bool, reviewed: bool = False) -> MarkDone:
+    def _mark(self, *jobs: tuple) -> list[MarkDone]:
+        """Marks as one group commit: one MarkDone each, posted once all of them are durable. A single job
+        may refine the g before it or finish its query (`mark`'s `refine`, `reviewed`)."""
+        labels = self._labels()
+        file = self._file
+        if len(jobs) == 1 and (jobs[0][3] or jobs[0][4]):
+            return [self._one(*jobs[0])]
+        self._last_gold = None
+        marks = [labels.Mark(query_id=target.query_id, chunk_id=target.chunk_id, label=label, grade=grade,
+                             run=target.run, rank=target.rank) for target, label, grade, _refine, _rev in jobs]
+        out = []
+        for (target, label, grade, _refine, _reviewed), result in zip(jobs, file.apply_many(marks)):
+            if isinstance(result, Exception):
+                out.append(MarkDone(error_text(result, self.path, len(file.pending)), error=True))
+                self._last_gold = None
+                continue
+            self._last_gold = target if label == "gold" and grade is None and result.saved else None
+            out.append(MarkDone(self.sentence(result), changes=[result]))
+        return out
+
+    def _one(self, target: Target, label: str, grade: int | None, refine: bool, reviewed: bool = False) -> MarkDone:
         labels = self._labels()
         file = self._file
         last, self._last_gold = self._last_gold, None
@@ -139,7 +254,6 @@ class LabelSession:
         if reviewed and file.records_reviewed:
             said += self._reviewed(file, target.query_id)
         return MarkDone(said, changes=changes)
-
     def _reviewed(self, file, query_id: str) -> str:
         """Set the query's reviewed: date after the mark that finished it; the mark is saved whatever this
         says (a failure here is told, never turned into a failed mark)."""
@@ -185,8 +299,13 @@ class LabelSession:
 
     def _retry(self) -> MarkDone:
         self._last_gold = None
-        if self._file is None or not self._file.pending:
+        if self._file is None or not (self._file.pending or self._file.unwritten):
             return MarkDone("no unsaved mark to retry")
+        waiting = self._file.unwritten
         changes = self._file.retry()
-        return MarkDone("; ".join(self.sentence(c) for c in changes), changes=changes)
+        self.unwritten = self._file.unwritten
+        said = [self.sentence(c) for c in changes]
+        if waiting:
+            said.insert(0, f"{waiting} decision{'s' if waiting != 1 else ''} written to {self.path.name}")
+        return MarkDone("; ".join(said), changes=changes)
 

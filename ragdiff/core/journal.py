@@ -1,7 +1,7 @@
 """The append-only journal beside a label file: who marked what, when, from which run and rank.
 
-One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every line is fsync'd before the call
-returns. A write of the label file is bracketed by two lines:
+One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every append is fsync'd before the call
+returns; a batch of decisions is one append (`append_many`: one write, one fsync for all of them). A write of the label file is bracketed by two lines:
 
 - an *op* line (``"type": "mark"``, ``"undo"``, or ``"edit"`` for a change to the file beyond one chunk's
   judgment: ``"edit": "add_query"``, ``"corpus"``, ``"drafts"`` or ``"reviewed"``) written BEFORE the label file is replaced, holding
@@ -16,8 +16,12 @@ as a person having read the query (why it is journaled at all). No "saved" line 
 
 An op with neither (a no-op mark aside) is *unconfirmed*: the program stopped between the two. On the next
 start the label file itself says which way it went (its sha256 is the op's ``before_sha256`` or
-``after_sha256``), see ``LabelFile``. Nothing is ever rewritten or deleted here; a torn last line (a crash
-mid-append) is skipped.
+``after_sha256``), see ``LabelFile``. No record is ever rewritten or deleted here; a torn last line (a crash
+mid-append: no line break after it) is dropped when read, and cut off before the next append.
+
+A batch's ops are a chain: the first holds the file's sha256 before the batch, the last the sha256 after it (the
+ones between hold null for both: hashing the whole text after every mark of a batch cost more than the batch).
+The label file is rewritten with a whole chain's end, never part of a batch, so its sha256 says how far it got.
 """
 
 from __future__ import annotations
@@ -64,18 +68,32 @@ class Journal:
         self.path = Path(path)
 
     def append(self, record: dict) -> None:
-        record = {"v": FORMAT_VERSION, **record}
-        data = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        self.append_many([record])
+
+    def append_many(self, records: list[dict]) -> None:
+        """Every record, one line each, in ONE write and ONE fsync (a group commit: the batch is durable
+        together). A crash inside the write leaves whole lines and at most one torn last line, which
+        `numbered` drops."""
+        if not records:
+            return
+        data = "".join(json.dumps({"v": FORMAT_VERSION, **record}, ensure_ascii=False, sort_keys=False) + "\n"
+                       for record in records).encode("utf-8")
         created = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            # a torn last line from an earlier crash would glue onto this one: start on a fresh line
+            # a torn last line from an earlier crash (a write that never finished: nothing counted it) is cut
+            # off before this one: glued onto it, or ended with a line break, it would read as a record later
             size = os.fstat(fd).st_size
             if size:
                 with open(self.path, "rb") as fh:
-                    fh.seek(size - 1)
-                    if fh.read(1) != b"\n":
-                        data = b"\n" + data
+                    fh.seek(max(0, size - 65536))
+                    tail = fh.read()
+                if not tail.endswith(b"\n"):
+                    cut = tail.rfind(b"\n")
+                    if cut < 0 and size > len(tail):  # a torn line longer than the tail read: find its start
+                        with open(self.path, "rb") as fh:
+                            cut = fh.read().rfind(b"\n") - (size - len(tail))
+                    os.ftruncate(fd, size - len(tail) + cut + 1)
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
@@ -97,9 +115,11 @@ class Journal:
         except FileNotFoundError:
             return []
         records = []
-        for number, line in enumerate(raw.split(b"\n"), start=1):
-            if not line.strip():
-                continue
+        lines = raw.split(b"\n")
+        torn = len(lines) if lines and lines[-1] else None  # a last line with no line break: cut short by a crash
+        for number, line in enumerate(lines, start=1):
+            if not line.strip() or number == torn:
+                continue  # a torn last line is dropped, whatever it reads as: never half a record
             try:
                 rec = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):

@@ -77,7 +77,8 @@ class JudgeQueue:
         # queue made otherwise walks its entries once, at the first read
         self._size: dict[str, int] | None = None
         self._done: dict[str, int] | None = None
-        self._judged = 0
+        self._judged = 0  # pooled chunks done: judged, or decided and on their way
+        self._durable = 0  # pooled chunks judged (their decision is durable): the header's `N judged`
         self._total = 0
         # the widest chunk id as the screen measures it (`widest_id`), kept with the queue from one opening to
         # the next
@@ -121,6 +122,8 @@ class JudgeQueue:
     def _set_counts(self, size: dict[str, int], done: dict[str, int]) -> None:
         self._size, self._done = size, done
         self._total, self._judged = sum(size.values()), sum(done.values())
+        self._durable = self._judged - sum(chunk in self._pooled_ids(q) and not self.is_judged(q, chunk)
+                                           for q, chunk in self._in_flight)
 
     # ---- building ----------------------------------------------------------------------------------------
 
@@ -205,9 +208,20 @@ class JudgeQueue:
         return (vocab.GOLD, grade) if grade > 0 else (vocab.NOT_RELEVANT, None)
 
     def progress(self) -> tuple[int, int]:
-        """(done, pooled) over the whole pool: the `N/M judged` line (done: judged or in flight)."""
+        """(judged, pooled) over the whole pool: the `N/M judged` line. Judged counts durable decisions only
+        (a decision on its way to the label file is `saving`)."""
         self._counts()
-        return self._judged, self._total
+        return self._durable, self._total
+
+    def decided(self) -> int:
+        """Pooled chunks judged or decided and on their way (what the queue moves past)."""
+        self._counts()
+        return self._judged
+
+    @property
+    def saving(self) -> int:
+        """Decisions sent to the writer whose outcome has not come back (the header's `· saving n`)."""
+        return len(self._in_flight)
 
     def query_progress(self, query_id: str) -> tuple[int, int]:
         size, done = self._counts()
@@ -306,11 +320,13 @@ class JudgeQueue:
         _, done = self._counts()
         pooled = chunk_id in self._pooled_ids(query_id)
         was = pooled and self.is_done(query_id, chunk_id)
+        was_judged = pooled and self.is_judged(query_id, chunk_id)
         yield
         if pooled:
             step = self.is_done(query_id, chunk_id) - was
             done[query_id] += step
             self._judged += step
+            self._durable += self.is_judged(query_id, chunk_id) - was_judged
 
     def _pooled_ids(self, query_id: str) -> frozenset[str]:
         ids = self._pooled.get(query_id)

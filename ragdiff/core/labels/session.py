@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import getpass
 import os
 import uuid
@@ -36,6 +37,8 @@ from ragdiff.core.labels.reader import parse_document
 from ragdiff.core.labels.yaml_doc import map_grade
 from ragdiff.core.textio import BOM
 
+
+FREEZE_AT = 1 << 18  # characters of label file above which its parsed document is frozen (see LabelFile)
 
 
 @dataclass
@@ -90,12 +93,24 @@ class LabelFile:
                 "keeps who marked what in a file by that name: move the folder away")
         self._snap = self._read()
         self._snap.doc = self._parse(self._snap.text)
+        if len(self._snap.text) > FREEZE_AT:
+            # the document's node tree (~150 objects a query) lives as long as the file is open: out of the
+            # cyclic collector's way, whose full collections walked it again and again during a batch (a flood
+            # of decisions into a 10,000-query file: ~1,000 -> ~1,950 a second, bench/bench_writer.py)
+            gc.freeze()
         self._pending: list[tuple[Mark, str | None]] = []  # (mark, journal op id)
+        # group commit (`apply_many`, `flush`): ops journaled and durable, not yet in the file (the in-memory
+        # snapshot has them; the file on disk is `_disk`'s sha and stat)
+        self._unwritten: list[str] = []
+        self._disk: tuple[str, tuple] = (self._snap.sha, self._snap.stat)  # kept while _unwritten is not empty
+        self.conflicts: list[str] = []  # the last flush's decisions someone else's edit contradicted (named)
         self._deferred: list[dict] = []  # resolutions found on open, written with the next journal line
         self.recovery_notes: list[str] = []
+        self.recovered: list[Change] = []  # what the decisions replayed from the journal on opening changed
         self.stray_temp_files = clean_stray_temps(self.path)
         self._replay = replay(self._journal_records())
         self._recover()
+        self._write_recovered()
 
     # ------------------------------------------------------------------ reading
 
@@ -168,7 +183,247 @@ class LabelFile:
 
     def apply(self, mark: Mark) -> Change:
         """Write one mark; the Change says what the chunk's judgment was and is now, and the sentence."""
+        self.flush()
         return self._apply(normal_mark(mark), kind="mark")
+
+    # ------------------------------------------------------------------ group commit
+
+    @property
+    def unwritten(self) -> int:
+        """Decisions durable in the journal and not yet in the label file (`flush` writes them)."""
+        return len(self._unwritten)
+
+    def apply_many(self, marks: list[Mark]) -> list[Change | Exception]:
+        """Make a batch of marks durable together: each planned and verified like a mark, then ONE journal
+        append and ONE fsync for all of them. The label file is not rewritten here (`flush` does, once for
+        many batches); until then the marks are what `current_label` says and what a crash replays on the
+        next open. One result per mark, in order: its Change, or the error that refused it (nothing of a
+        refused mark is journaled). Raises LabelWriteError when the journal cannot be written (every mark
+        is then kept in memory, `pending`)."""
+        marks = [normal_mark(m) for m in marks]
+        results: list[Change | Exception | None] = [None] * len(marks)
+        todo: list[tuple[int, Mark]] = []
+        for i, mark in enumerate(marks):
+            try:
+                self._check(mark)
+                todo.append((i, mark))
+            except LabelFormatError as err:
+                results[i] = err
+        if not todo:
+            return results  # type: ignore[return-value]
+        try:
+            return self._apply_many_locked(todo, results)
+        except LabelWriteError:
+            # the marks stay in memory for retry() (a journal that could not be written, a file gone)
+            for _i, mark in todo:
+                if not any(m == mark for m, _ in self._pending):
+                    self._pending.append((mark, None))
+            raise
+
+    def _apply_many_locked(self, todo: list[tuple[int, Mark]], results: list) -> list:
+        with file_lock(self.path):
+            self._catch_up([m for _i, m in todo], results, [i for i, _m in todo])
+            todo = [(i, m) for i, m in todo if results[i] is None]
+            snap = self._snap
+            for i, mark in todo:
+                if mark.query_id not in snap.doc.judg:
+                    try:
+                        self._require_query(snap.doc, mark.query_id)
+                    except UnknownQueryError as err:
+                        results[i] = err
+            todo = [(i, m) for i, m in todo if results[i] is None]
+            doc, planned = self._plan_many(snap, todo)
+            records, changes = [], {}
+            for i, mark in todo:
+                p = planned[i]
+                if isinstance(p, Exception):
+                    results[i] = p
+                    continue
+                rec = {"type": "mark", "id": uuid.uuid4().hex, "file": self.name, "query": mark.query_id,
+                       "chunk": mark.chunk_id, "label": mark.label, "grade": mark.grade, "prev_label": p.prev[0],
+                       "prev_grade": p.prev[1], "who": self.reviewer, "when": utc_now(), "run": mark.run,
+                       "rank": mark.rank}
+                if p.noop:
+                    rec["noop"] = True
+                    before = judgment(*p.prev)
+                    changes[i] = Change(mark.query_id, mark.chunk_id, before, before, self._noop_sentence(mark, p.prev),
+                                        saved=False)
+                else:
+                    rec.update(before_sha256=None, after_sha256=None, patch=p.patch)
+                    changes[i] = Change(mark.query_id, mark.chunk_id, judgment(*p.prev),
+                                        judgment(mark.label, mark.grade), self._sentence(mark, p.prev, p.notes, True),
+                                        saved=True)
+                records.append(rec)
+            chain = [r for r in records if not r.get("noop")]
+            new_snap = snap
+            if chain and not self._unwritten:
+                self._disk = (snap.sha, snap.stat)
+            if chain:
+                new_raw = self._encode(doc.text, snap.bom)
+                new_snap = _Snapshot(new_raw, sha(new_raw), snap.stat, snap.bom, doc.text, doc)
+                chain[0]["before_sha256"], chain[-1]["after_sha256"] = snap.sha, new_snap.sha
+            try:
+                self.journal.append_many([*self._deferred, *records])
+            except OSError as err:
+                raise LabelWriteError(
+                    f"cannot save {self.path}: cannot write the journal {self.journal.path} "
+                    f"({err.strerror or err}); the file was not changed, the marks are kept for retry()") from None
+            self._deferred = []
+            for rec in records:
+                self._replay.ops[rec["id"]] = Op(rec, status="saved" if rec.get("noop") else None)
+            self._unwritten += [r["id"] for r in chain]
+            self._snap = new_snap
+        for i, change in changes.items():
+            results[i] = change
+        return results  # type: ignore[return-value]
+
+    def _noop_sentence(self, mark: Mark, prev: tuple[str, int | None]) -> str:
+        said = word(mark.label) + (f" (grade {prev[1]})" if mark.label == "gold" and prev[1] is not None else "")
+        if mark.label == "none":
+            return f"{mark.chunk_id} has no label for {mark.query_id}; nothing to save"
+        return f"{mark.chunk_id} is already {said} for {mark.query_id}; nothing to save"
+
+    def _plan_many(self, snap: _Snapshot, todo: list[tuple[int, Mark]]) -> tuple[LabelDoc, dict]:
+        """Each mark planned on the document as the marks before it left it: a round of marks on different
+        queries as one edit (`group.plan_round`), else one mark after another by the single mark's path."""
+        from ragdiff.core.labels.group import Planned, plan_round, rounds
+
+        doc, out = snap.doc, {}
+        for batch in rounds(todo):
+            together = plan_round(doc, batch, self._parse, self._is_noop) if len(batch) > 1 else None
+            if together is not None:
+                doc, planned = together
+                out.update(planned)
+                continue
+            singles = []
+            for part in rounds(batch, per="query") if len(batch) > 1 else [batch]:
+                together = plan_round(doc, part, self._parse, self._is_noop) if len(part) > 1 else None
+                if together is not None:
+                    doc, planned = together
+                    out.update(planned)
+                else:
+                    singles += part
+            for i, mark in sorted(singles):
+                prev = doc.current(mark.query_id, mark.chunk_id)
+                if self._is_noop(doc, mark):
+                    out[i] = Planned(mark, prev)
+                    continue
+                one = _Snapshot(b"", "", snap.stat, snap.bom, doc.text, doc)
+                try:
+                    new_text, notes, new_doc = self._plan(one, mark)
+                except (LabelFormatError, LabelConflictError) as err:
+                    out[i] = err
+                    continue
+                out[i] = Planned(mark, prev, notes, _patch(doc.text, new_text))
+                doc = new_doc
+        return doc, out
+
+    def flush(self, recovered: bool = False) -> int:
+        """Write every decision journaled by `apply_many` and not yet in the label file: ONE rewrite (temp
+        file, fsync, rename) with the same byte-preserving edits, then one journal line per decision saying
+        it is saved (one append, one fsync). Returns how many. LabelWriteError when the file cannot be
+        written: the decisions stay in the journal (a crash now replays them on the next open) and a later
+        `flush` saves them. When someone else changed the file meanwhile, the decisions are applied to
+        their version; one whose chunk they set otherwise is named in `conflicts` and kept for retry()
+        (LabelConflictError after the rest is written)."""
+        if not self._unwritten:
+            return 0
+        self.conflicts = []
+        written = 0
+        with file_lock(self.path):
+            for _attempt in range(3):
+                cur = self._read()
+                if cur.sha != self._disk[0]:
+                    self._rebase(cur)
+                    if not self._unwritten:
+                        break
+                done = atomic_write(self.path, self._snap.raw, cur.stat)
+                if not done:
+                    continue
+                self._snap.stat = done
+                ids, self._unwritten = self._unwritten, []
+                now = utc_now()
+                extra = {"recovered": True} if recovered else {}
+                self._journal_quiet_many([{"type": "saved", "id": i, "when": now, **extra} for i in ids])
+                for i in ids:
+                    self._replay.ops[i].status = "saved"
+                    self._replay.ops[i].recovered = recovered
+                written = len(ids)
+                break
+            else:
+                raise LabelConflictError(f"{self.name} keeps changing on disk; the decisions stay in its journal")
+        if self.conflicts:
+            raise LabelConflictError("; ".join(self.conflicts))
+        return written
+
+    def _catch_up(self, marks: list[Mark], results: list, index: list[int]) -> None:
+        """Before a batch: the file as it is on disk. Unchanged since this writer's last read or write: nothing
+        to do. Changed by someone else: the decisions not yet written are applied to their version
+        (`_rebase`), and a mark of the batch whose chunk they changed is refused (their edit is never
+        overwritten unseen)."""
+        cur = self._read()
+        if cur.sha == (self._disk[0] if self._unwritten else self._snap.sha):
+            if self._unwritten:
+                self._disk = (cur.sha, cur.stat)
+            else:
+                self._snap.stat = cur.stat
+            return
+        before = self._snap.doc
+        self._rebase(cur)
+        now = self._snap.doc
+        for i, mark in zip(index, marks):
+            if mark.query_id in before.order and mark.query_id not in now.order:
+                results[i] = LabelConflictError(
+                    f"{self.name} changed on disk and no longer has query {mark.query_id!r}; the mark was not written")
+            elif before.current(mark.query_id, mark.chunk_id) != now.current(mark.query_id, mark.chunk_id):
+                was, theirs = before.current(mark.query_id, mark.chunk_id), now.current(mark.query_id, mark.chunk_id)
+                results[i] = LabelConflictError(
+                    f"{self.name} changed on disk: someone else set {mark.chunk_id} for {mark.query_id} to "
+                    f"{word(theirs[0])} (it was {word(was[0])} here); the mark was not written, the file was re-read")
+
+    def _rebase(self, cur: _Snapshot) -> None:
+        """Someone else's version of the file (`cur`) becomes the base; each decision journaled here and not yet
+        written is applied on top of it when their version still has what the decision replaced (or already
+        says the same). One whose chunk they set to something else is a conflict: named in `conflicts`, kept
+        for retry() (which then writes it over theirs) or discard_pending(); nothing of theirs is lost."""
+        try:
+            cur.doc = self._parse(cur.text)
+        except LabelFormatError as err:
+            raise LabelConflictError(
+                f"{self.name} changed on disk and no longer reads as a label file ({err}); "
+                f"{len(self._unwritten)} decisions wait in its journal") from None
+        snap = cur
+        keep = []
+        for op_id in self._unwritten:
+            op = self._replay.ops[op_id]
+            mark = _mark_of(op.record)
+            prev = (op.record.get("prev_label") or "none", op.record.get("prev_grade"))
+            now = snap.doc.current(mark.query_id, mark.chunk_id)
+            if mark.query_id in snap.doc.judg and _holds(now, mark):
+                keep.append(op_id)
+                continue
+            if mark.query_id in snap.doc.judg and now == prev:
+                try:
+                    new_text, _notes, new_doc = self._plan(snap, mark)
+                except (LabelFormatError, LabelConflictError):
+                    pass
+                else:
+                    raw = self._encode(new_text, snap.bom)
+                    snap = _Snapshot(raw, sha(raw), cur.stat, snap.bom, new_text, new_doc)
+                    keep.append(op_id)
+                    continue
+            op.status = "failed"
+            self._journal_quiet({"type": "failed", "id": op_id, "when": utc_now(),
+                                 "error": "changed on disk by someone else"})
+            self._pending.append((mark, op_id))
+            self.conflicts.append(
+                f"{self.name} changed on disk: someone else set {mark.chunk_id} for {mark.query_id} to "
+                f"{word(now[0])}; your {word(mark.label)} is kept unsaved (r writes it over theirs)")
+        if snap is cur and keep:
+            snap = _Snapshot(cur.raw, cur.sha, cur.stat, cur.bom, cur.text, cur.doc)
+        self._snap = snap
+        self._disk = (cur.sha, cur.stat)
+        self._unwritten = keep
 
     def _check(self, mark: Mark) -> None:
         """A mark that can never be written is refused before anything is read, journaled or saved."""
@@ -433,6 +688,13 @@ class LabelFile:
         except OSError:
             return False
 
+    def _journal_quiet_many(self, records: list[dict]) -> bool:
+        try:
+            self.journal.append_many(records)
+            return True
+        except OSError:
+            return False
+
     def _journal_noop(self, mark: Mark, prev, retry_of) -> None:
         rec = {
             "type": "mark", "id": uuid.uuid4().hex, "file": self.name, "query": mark.query_id,
@@ -464,9 +726,18 @@ class LabelFile:
                 self._pending.append((mark, rec["id"]))
 
     def _recover(self) -> None:
-        """Resolve journal ops whose save was never confirmed, from what the file now says."""
+        """Resolve journal ops whose save was never confirmed, from what the file now says. A batch's ops are a
+        chain (journal.py): the file's sha256 at a chain's end says every op up to it is in the file and none
+        after it; where it matches no op (someone else's edit since), each op's chunk is read."""
         snap = self._snap
-        for op in self._replay.unconfirmed():
+        self._replayed: list[Op] = []
+        unconfirmed = self._replay.unconfirmed()
+        chained = [op for op in unconfirmed if "edit" not in op.record]
+        reached = max((n for n, op in enumerate(chained) if op.record.get("after_sha256") == snap.sha), default=None)
+        if reached is None and chained and chained[0].record.get("before_sha256") == snap.sha:
+            reached = -1  # the file is as it was before the first of them
+        confirmed: list[str] = []  # in the file, only their "saved" lines lost
+        for op in unconfirmed:
             r = op.record
             if "edit" in r:  # a query added or a snapshot recorded: the file's sha says which way it went
                 applied = snap.sha == r.get("after_sha256")
@@ -480,7 +751,9 @@ class LabelFile:
                                            f"{self.name}")
                 continue
             mark = _mark_of(r)
-            if snap.sha == r.get("after_sha256"):
+            if reached is not None:
+                applied = chained.index(op) <= reached
+            elif snap.sha == r.get("after_sha256"):
                 applied = True
             elif snap.sha == r.get("before_sha256"):
                 applied = False
@@ -496,15 +769,15 @@ class LabelFile:
                     target = self._replay.ops.get(r.get("undoes"))
                     if target is not None:
                         target.undone_by = op.id
-                self.recovery_notes.append(
-                    f"{'undo: ' if op.kind == 'undo' else ''}{desc} (journaled {when}) was saved to {self.name}, "
-                    "but the program stopped before confirming it; the file has it"
-                )
+                confirmed.append(f"{'undo: ' if op.kind == 'undo' else ''}{desc} (journaled {when}) was saved to "
+                                 f"{self.name}, but the program stopped before confirming it; the file has it")
+            elif op.kind == "mark" and r.get("who") == self.reviewer:
+                self._replayed.append(op)  # durable in the journal, not yet in the file: written now
             elif op.kind == "mark":
                 self._pending.append((mark, op.id))
                 self.recovery_notes.append(
-                    f"{desc} (journaled {when}) never reached {self.name}: the program stopped before saving it; "
-                    "retry() applies it, discard_pending() drops it"
+                    f"{desc} (journaled {when} by {r.get('who')}) is not in {self.name}: their program stopped "
+                    "before saving it, or is saving it now; r writes it, or leave it to them"
                 )
             else:
                 op.status = "failed"
@@ -512,14 +785,81 @@ class LabelFile:
                 self.recovery_notes.append(
                     f"undo: {desc} (journaled {when}) never reached {self.name}; the mark it meant to undo is still there"
                 )
+        if len(confirmed) > 1:  # a batch cut short after the rename: one sentence, not one a decision
+            confirmed = [f"{len(confirmed)} decisions were saved to {self.name}, but the program stopped before "
+                         "confirming them; the file has them"]
+        self.recovery_notes += confirmed
         for op in self._replay.failed():
             if op.id not in [i for _, i in self._pending]:
                 mark = _mark_of(op.record)
                 self._pending.append((mark, op.id))
                 self.recovery_notes.append(
                     f"{self._sentence(mark, (op.record.get('prev_label', 'none'), op.record.get('prev_grade')), [], False)} "
-                    f"could not be saved to {self.name} earlier; retry() applies it, discard_pending() drops it"
+                    f"could not be saved to {self.name} earlier; it is kept unsaved: r writes it again"
                 )
+
+    def _write_recovered(self) -> None:
+        """The decisions this reviewer's program journaled (durable: the screen counted them judged) and did not
+        get into the file before it stopped: applied in journal order and written now, in one rewrite. One
+        whose chunk has changed since is a conflict, kept unsaved (r writes it), never forced."""
+        ops, self._replayed = self._replayed, []
+        if not ops:
+            return
+        snap = self._snap
+        doc, planned_ok, conflicts = snap.doc, [], []
+        todo = []
+        for n, op in enumerate(ops):
+            r = op.record
+            mark = _mark_of(r)
+            prev = (r.get("prev_label") or "none", r.get("prev_grade"))
+            todo.append((n, mark, prev, op))
+        # each in order on the document the ones before it made (the planner's rounds keep a query's order)
+        state = {}
+        for n, mark, prev, op in todo:
+            now = state.get((mark.query_id, mark.chunk_id)) or doc.current(mark.query_id, mark.chunk_id)
+            if mark.query_id not in doc.judg or (now != prev and not _holds(now, mark)):
+                conflicts.append((mark, op))
+                continue
+            state[(mark.query_id, mark.chunk_id)] = (mark.label, map_grade(mark.label, mark.grade))
+            planned_ok.append((n, mark))
+        new_doc, planned = self._plan_many(snap, planned_ok)
+        ids = []
+        for n, mark in planned_ok:
+            p = planned[n]
+            if isinstance(p, Exception):
+                conflicts.append((mark, ops[n]))
+            elif not p.noop:
+                ids.append(ops[n].id)
+                self.recovered.append(Change(mark.query_id, mark.chunk_id, judgment(*p.prev),
+                                             judgment(mark.label, mark.grade), self._sentence(mark, p.prev, [], True),
+                                             saved=True))
+            else:  # already so (a later decision of the same chunk was in the file): nothing to write
+                ops[n].status = "saved"
+                self._deferred.append({"type": "saved", "id": ops[n].id, "when": utc_now(), "recovered": True})
+        for mark, op in conflicts:
+            self._pending.append((mark, op.id))
+            self.recovery_notes.append(
+                f"{self._sentence(mark, (op.record.get('prev_label', 'none'), op.record.get('prev_grade')), [], False)} "
+                f"(decided {op.record.get('when', '?')}, before ragdiff stopped) was not written to {self.name}: "
+                "that chunk has changed since; it is kept unsaved: r writes it over the change")
+        if not ids:
+            return
+        raw = self._encode(new_doc.text, snap.bom)
+        self._disk = (snap.sha, snap.stat)
+        self._snap = _Snapshot(raw, sha(raw), snap.stat, snap.bom, new_doc.text, new_doc)
+        self._unwritten = ids
+        n = len(ids)
+        decisions = f"{n} decision{'s' if n != 1 else ''}"
+        try:
+            self.flush(recovered=True)
+        except (LabelWriteError, LabelConflictError) as err:
+            self.recovery_notes.append(
+                f"{decisions} made before ragdiff stopped {'were' if n != 1 else 'was'} in its journal but not in "
+                f"{self.name}, and cannot be written now ({err}); they are kept: r writes them")
+            return
+        self.recovery_notes.append(
+            f"{decisions} made before ragdiff stopped {'were' if n != 1 else 'was'} in its journal but not yet in "
+            f"{self.name}: written now")
 
     # ------------------------------------------------------------------ undo / retry
 
@@ -531,6 +871,7 @@ class LabelFile:
         since (someone else's edit is never undone). edits=True (`labels undo`): the last of this reviewer's
         marks and file-level edits (a query added, a snapshot recorded), whichever came last.
         """
+        self.flush()
         # a mark that changed nothing stays in the journal as a record of what was looked at, but `u` means
         # "take back my last change": it goes to the last mark that changed the file
         # and only this reviewer's own: another person's mark is never taken back (the journal knows who)
@@ -675,6 +1016,7 @@ class LabelFile:
         """One change beyond a chunk's judgment, written like a mark: under the lock, re-read, planned by the
         document class, re-read and checked, journaled before the rename, confirmed after it. `reparse`: the
         one query whose entry the edit changes (only that entry is read again when the rest is the same)."""
+        self.flush()
         with file_lock(self.path):
             for _attempt in range(3):
                 snap = self._refresh(_NO_MARK, check=False)
@@ -771,7 +1113,9 @@ class LabelFile:
         return self._edit(what, plan, check, sentence, undoes=op)
 
     def retry(self) -> list[Change]:
-        """Apply again every mark that is journaled but not in the file. Returns one Change each."""
+        """Write what waits: the decisions journaled and not yet in the file (`flush`), and again every mark
+        whose write failed. Returns one Change each of the latter."""
+        self.flush()
         out = []
         for mark, op_id in list(self._pending):
             if op_id is None:

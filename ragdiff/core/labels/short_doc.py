@@ -62,11 +62,15 @@ class ShortDoc(LabelDoc):
                 f"the short form {{query: [chunk ids]}} in {self.fmt.upper()} has no place for evidence; "
                 "use the ragdiff YAML label file for a second level"
             )
+        ed = self.editor()
+        self._plan(ed, qid, chunk, label, grade)
+        return ed.result(), ed.notes
+
+    def editor(self) -> _Edits:
         ed = _Edits(self.text, "json" if self.fmt == "json" else "yaml", self.quote_style(),
                     ascii_only=self.text.isascii())
         ed.default_kv = self.kv_sep(ed)
-        self._plan(ed, qid, chunk, label, grade)
-        return ed.result(), ed.notes
+        return ed
 
     def _plan(self, ed: _Edits, qid: str, chunk: str, label: str, grade: int | None) -> None:
         key, val = (to_node(n) for n in self.values[qid])

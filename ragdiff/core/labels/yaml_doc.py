@@ -314,65 +314,104 @@ class YamlLabelDoc(LabelDoc):
         byte-identical; the entry starts on its own dash line; the first line after it that is not blank
         or a comment is indented no deeper than the dash (so no new content can reach into it); and the
         edited lines compose, alone, to exactly one entry with this id."""
-        if type(self) is not YamlLabelDoc:
+        return self.reparse_many(new_text, {qid: len(new_text) - len(self.text)})
+
+    def reparse_many(self, new_text: str, grown: dict[str, int]) -> YamlLabelDoc | None:
+        """`reparse` for several entries at once (a batch of marks on different queries, one span edit each
+        set): `grown` says by how many characters each edited entry grew. Every stretch between the edited
+        entries must be byte-identical, each edited entry read alone by the rules of `reparse`; the other
+        entries are reused, their positions shifted by what the entries before them grew."""
+        if type(self) is not YamlLabelDoc or not grown:
             return None
         t = self.text
-        entry = self.entry(qid)
-        ls = _line_start(t, entry.start)
-        dash = t[ls : entry.start]
-        if not _DASH.fullmatch(dash):
+        spans = []  # (old line start, old end, qid, its dash)
+        for qid in grown:
+            if qid not in self.entries:
+                return None
+            entry = self.entry(qid)
+            ls = _line_start(t, entry.start)
+            dash = t[ls : entry.start]
+            if not _DASH.fullmatch(dash):
+                return None
+            spans.append((ls, _eol_after(t, content_end(t, entry)), qid, dash))
+        spans.sort()
+        if sum(grown.values()) != len(new_text) - len(t):
             return None
-        le = _eol_after(t, content_end(t, entry))
-        prefix_len, suffix_len = ls, len(t) - le
-        if len(new_text) < prefix_len + suffix_len or new_text[:ls] != t[:ls] or \
-                (suffix_len and new_text[-suffix_len:] != t[le:]):
-            return None
-        region = new_text[ls : len(new_text) - suffix_len]
-        if not region.startswith(dash) or (suffix_len and not region.endswith("\n")):
-            return None
-        column = len(dash) - len(dash.lstrip(" \t"))
-        for line in t[le : le + 4096].split("\n"):
-            body = line.strip()
-            if body and not body.startswith("#"):
-                if len(line) - len(line.lstrip(" \t")) > column:
-                    return None
-                break
         head = "queries:\n"
+        # the edited entries composed together, as the items of one `queries:` list (one compose call: each
+        # call costs ~1 ms however small its text); each must come out as exactly its own one entry
+        pieces, placed = [head], {}  # qid -> (start in the fragment, start in the new text, lines before each)
+        at_old, at_new, line, frag, frag_line = 0, 0, 0, len(head), 1
+        for ls, le, qid, dash in spans:
+            if ls < at_old:
+                return None  # two edited entries overlap: not one entry each
+            gap = ls - at_old
+            if new_text[at_new : at_new + gap] != t[at_old:ls]:
+                return None
+            line += new_text.count("\n", at_new, at_new + gap)
+            at_new += gap
+            region = new_text[at_new : at_new + le - ls + grown[qid]]
+            if not region.startswith(dash) or (le < len(t) and not region.endswith("\n")):
+                return None
+            column = len(dash) - len(dash.lstrip(" \t"))
+            for following in t[le : le + 4096].split("\n"):
+                body = following.strip()
+                if body and not body.startswith("#"):
+                    if len(following) - len(following.lstrip(" \t")) > column:
+                        return None
+                    break
+            if not region.endswith("\n") and qid != spans[-1][2]:
+                return None
+            placed[qid] = (frag, at_new, line - frag_line, len(region))
+            pieces.append(region)
+            frag += len(region)
+            n = region.count("\n")
+            line += n
+            frag_line += n
+            at_new += len(region)
+            at_old = le
+        if new_text[at_new:] != t[at_old:]:
+            return None
         try:
-            part = YamlLabelDoc(self.path, head + region)
+            part = YamlLabelDoc(self.path, "".join(pieces))
         except (InputError, ValueError):
             return None
-        if part.order != [qid]:
+        if part.order != [qid for _ls, _le, qid, _dash in spans]:
             return None
+        for qid, (start, _at, _lines, size) in placed.items():
+            if not start <= part.entries[qid].start_mark.index < start + size:
+                return None
         new = object.__new__(YamlLabelDoc)
         new.__dict__.update(self.__dict__)
         new.text, new._lines = new_text, None
         new.root = None  # stale positions: whole_root() composes the new text if a file-level edit needs it
         new.entries = dict(self.entries)
-        new.entries[qid] = part.entries[qid]
         new.judg = dict(self.judg)
-        base = t.count("\n", 0, ls) - 1  # the fragment's line 2 is the entry's first line
-        new.judg[qid] = {c: (lv, g, None if line is None else line + base) for c, (lv, g, line) in part.judg[qid].items()}
-        for name in self.PER_QUERY:  # text, tags, drafts, ... of the re-read entry; every other query's as is
-            mine, theirs = dict(getattr(self, name)), getattr(part, name)
-            if qid in theirs:
-                mine[qid] = theirs[qid]
-            else:
-                mine.pop(qid, None)
+        per_query = {name: dict(getattr(self, name)) for name in self.PER_QUERY}
+        for qid, (_start, _at, lines, _size) in placed.items():
+            new.entries[qid] = part.entries[qid]
+            new.judg[qid] = {c: (lv, g, None if ln is None else ln + lines)
+                             for c, (lv, g, ln) in part.judg[qid].items()}
+            for name, mine in per_query.items():  # text, tags, drafts, ... of each re-read entry
+                theirs = getattr(part, name)
+                if qid in theirs:
+                    mine[qid] = theirs[qid]
+                else:
+                    mine.pop(qid, None)
+        for name, mine in per_query.items():
             setattr(new, name, mine)
         if getattr(self, "_quotes", None) is not None:
-            old_q, new_q = count_quotes(self._section_values([qid])), count_quotes(part._section_values([qid]))
+            old_q, new_q = count_quotes(self._section_values(list(placed))), count_quotes(part._section_values(list(placed)))
             new._quotes = {k: self._quotes[k] - old_q[k] + new_q[k] for k in self._quotes}
-        delta = len(region) - (le - ls)
-        new.shift = dict(self.shift)
-        new.shift[qid] = ls - len(head)
-        if delta:
-            after = False
-            for q in self.order:
-                if after:
-                    new.shift[q] = new.shift.get(q, 0) + delta
-                elif q == qid:
-                    after = True
+        shift = dict(self.shift)
+        delta = 0
+        for q in self.order:
+            if q in placed:
+                shift[q] = placed[q][1] - placed[q][0]
+                delta += grown[q]
+            elif delta:
+                shift[q] = shift.get(q, 0) + delta
+        new.shift = shift
         return new
 
     def sec_nodes(self, qid: str, entry: Node | None = None) -> dict[str, tuple[Node, Node]]:
