@@ -239,6 +239,38 @@ async def test_the_decision_that_finishes_a_query_writes_its_reviewed_date_and_n
     assert [(r["edit"], r["query"], r["reviewed"]) for r in edits] == [("reviewed", first, today)]
 
 
+async def test_undoing_the_decision_that_finished_a_query_takes_back_its_reviewed_date(sample_runs, tmp_path, capsys):
+    """u after the decision that finished a query: the chunk is unjudged again and the query no longer says it was
+    read (the date went with the decision that set it), byte for byte; `labels log` says where the date came
+    from."""
+    from ragdiff.cli.main import main
+
+    folder = demo_copy(sample_runs, tmp_path)
+    first, _second = strip_judgments(folder / "gold.yaml", 2)
+    before = (folder / "gold.yaml").read_text()
+    size = sum(q == first for q, _ in pool_order(folder, [first]))
+    app = judge_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await type_fast(pilot, *["x"] * (size - 1))
+        await settle(pilot)
+        unfinished = (folder / "gold.yaml").read_text()
+        await type_fast(pilot, "x")
+        await settle(pilot)
+        assert "reviewed:" in (folder / "gold.yaml").read_text()
+        await type_fast(pilot, "u")
+        await settle(pilot)
+        assert "reviewed: date" in str(app.screen.query_one("#judge-status").render())
+        await type_fast(pilot, "q")
+    assert (folder / "gold.yaml").read_text() == unfinished != before
+    undone = [(r["type"], r.get("edit")) for r in journal(folder / "gold.yaml") if r["type"] in ("edit", "undo")]
+    assert undone == [("edit", "reviewed"), ("undo", "reviewed"), ("undo", None)]
+    capsys.readouterr()
+    assert main(["labels", "log", str(folder / "gold.yaml")]) == 0
+    dated = [line for line in capsys.readouterr().out.splitlines() if "reviewed: 20" in line]
+    assert len(dated) == 2 and "judge: query finished" in dated[0]  # not "labels snapshot"; then its undo
+
+
 async def test_finishing_a_query_in_the_queue_inside_review_writes_its_date_too(lesson, settled):
     """The same queue one key away in review (J) writes `reviewed:` the same way, and the review goes on."""
     from datetime import datetime, timezone

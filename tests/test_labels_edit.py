@@ -58,8 +58,8 @@ def test_add_then_log_then_undo_returns_the_file_byte_identical(sample, capsys):
     code, out, _ = _run(capsys, "labels", "undo", sample, "--reviewer", "ann")
     assert code == 0 and "undid: added query 'q73'" in out
     assert sample.read_bytes() == before
-    code, out, _ = _run(capsys, "labels", "undo", sample, "--reviewer", "ann")
-    assert "nothing of yours to undo" in out
+    code, out, err = _run(capsys, "labels", "undo", sample, "--reviewer", "ann")
+    assert (code, out) == (2, "") and "nothing of yours to undo" in err  # asked for, not done: said, exit 2
     assert sample.read_bytes() == before
 
 

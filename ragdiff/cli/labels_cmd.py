@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -171,9 +172,9 @@ def _write(args: argparse.Namespace, action) -> int:
         raise InputError(args.gold, str(err)) from None
     from ragdiff.core.visible import visible
 
-    if result is None:
-        print(visible(f"{args.gold}: nothing of yours to undo (reviewer {labels.reviewer})"))
-        return 0
+    if result is None:  # asked for and not done: said on stderr, and the exit code says it too
+        print(visible(f"{args.gold}: nothing of yours to undo (reviewer {labels.reviewer})"), file=sys.stderr)
+        return 2
     print(visible(result.message))  # ids and texts from the file and the command line: shown, never obeyed
     return 0
 
@@ -274,11 +275,15 @@ def _when(iso: str) -> str:
     return iso[:19].replace("T", " ")
 
 
+EDIT_SOURCES = {"add_query": "labels add", "drafts": "labels import", "corpus": "labels snapshot",
+                "reviewed": "judge: query finished"}
+
+
 def _from(entry: Entry) -> str:
     if entry.action == "undo":
         return "undo"
-    if entry.edit:
-        return "labels " + {"add_query": "add", "drafts": "import"}.get(entry.edit, "snapshot")
+    if entry.edit:  # where each kind of edit is made (the journal's "edit" names it)
+        return EDIT_SOURCES.get(entry.edit, entry.edit)
     parts = [entry.run or ""]
     if entry.rank is not None:
         parts.append(f"#{entry.rank}")

@@ -886,6 +886,9 @@ class LabelFile:
         op = stack[-1]
         if op.kind == "edit":
             return self._undo_edit(op)
+        dated = self._reviewed_by(op)
+        if dated is not None:  # the decision finished its query: the date it set goes with it
+            self._undo_edit(dated)
         r = op.record
         mark = _mark_of(r)
         prev_label = r.get("prev_label") or "none"
@@ -899,7 +902,22 @@ class LabelFile:
                 f"{word(now[0])} in {self.name} (changed since); nothing was written"
             )
         change = self._apply(back, kind="undo", undoes=op, unpatch=r.get("patch"))
-        return dataclasses.replace(change, message="undid: " + change.message)
+        said = "undid: " + change.message + (f" (and {mark.query_id}'s reviewed: date)" if dated is not None else "")
+        return dataclasses.replace(change, message=said)
+
+    def _reviewed_by(self, op: Op) -> Op | None:
+        """The `reviewed:` date the mark `op` set by finishing its query (`ragdiff judge`): the edit journaled
+        right after it, for its query, by this reviewer, saved and not taken back; else None."""
+        ops = list(self._replay.ops.values())
+        for later in ops[ops.index(op) + 1:]:
+            if later.record.get("noop"):
+                continue  # a mark that changed nothing wrote nothing between them
+            r = later.record
+            if (later.kind == "edit" and r.get("edit") == "reviewed" and r.get("query") == op.record.get("query")
+                    and r.get("who") == self.reviewer and later.status == "saved" and later.undone_by is None):
+                return later
+            return None
+        return None
 
     # ------------------------------------------------------------------ file-level edits
 
