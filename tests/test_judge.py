@@ -319,28 +319,34 @@ async def test_a_decision_whose_save_fails_after_the_queue_closed_can_be_judged_
 
 async def test_the_queue_takes_each_outcome_once_whichever_screen_is_up(lesson, settled, monkeypatch):
     """The review's on_mark_done and the judging screen's mark_done both applied a saved Change to the one
-    queue when J was up (twice per decision); now the app that keeps the queue applies it, once."""
+    queue when J was up (twice per decision); now the judgment store applies it once, and the queue hears it
+    once, whichever screen is up."""
+    from ragdiff.core.labels.store import Judgments
     from ragdiff.core.pool import JudgeQueue
 
-    applied = []
-    real = JudgeQueue.set_label
-    monkeypatch.setattr(JudgeQueue, "set_label", lambda self, q, c, *rest: (applied.append((q, c)), real(self, q, c, *rest)))
+    applied, heard = [], []
+    real_apply, real_changed = Judgments.apply, JudgeQueue.changed
+    monkeypatch.setattr(Judgments, "apply", lambda self, changes: (
+        applied.extend((c.query_id, c.chunk_id) for c in changes), real_apply(self, changes))[1])
+    monkeypatch.setattr(JudgeQueue, "changed", lambda self, changes: (
+        heard.extend((c.query_id, c.chunk_id) for c in changes), real_changed(self, changes))[1])
     async with queue_in_review(lesson, settled) as (app, pilot, screen):
+        applied.clear(), heard.clear()
         qid, entry = screen.queue.entry_at(screen.position)
         await type_fast(pilot, "x")
         await settled(pilot)
-        assert applied == [(qid, entry.chunk_id)]
+        assert applied == heard == [(qid, entry.chunk_id)]
         await type_fast(pilot, "escape", "u")  # on the review screen: the undo reaches the queue, once
         await settled(pilot)
-        assert applied == [(qid, entry.chunk_id)] * 2 and not screen.queue.is_done(qid, entry.chunk_id)
+        assert applied == heard == [(qid, entry.chunk_id)] * 2 and not screen.queue.is_done(qid, entry.chunk_id)
     app = judge_app_of(lesson)
     async with app.run_test(size=SIZE) as pilot:  # `ragdiff judge` on its own: once too
         screen = await opened(pilot)
-        applied.clear()
+        applied.clear(), heard.clear()
         qid, entry = screen.queue.entry_at(screen.position)
         await type_fast(pilot, "x")
         await settled(pilot)
-        assert applied == [(qid, entry.chunk_id)]
+        assert applied == heard == [(qid, entry.chunk_id)]
 
 
 def judge_app_of(lesson) -> JudgeApp:

@@ -168,7 +168,8 @@ class ReviewApp(OrderedKeysApp):
         self._views_timer = None
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
-        self._judge_backlog: list[MarkDone] | None = None  # while it is built: the outcomes that come meanwhile
+        self._judge_backlog: list | None = None  # while it is built: the outcomes (and changes) that come meanwhile
+        self.store = None  # ragdiff.core.labels.store.Judgments: the judgments of the label file: the one copy every view reads
         self._judge_wanted: str | None = None  # while it is built: the query it opens at (unless J is called off)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
@@ -300,11 +301,14 @@ class ReviewApp(OrderedKeysApp):
                 run_a.name, run_b.name = f"A {run_a.name}", f"B {run_b.name}"
             self.post_message(LoadProgress("scoring both runs …"))
             model = ReviewModel(run_a, run_b, gold, inputs.settings, unjudged_later=True)
+            from ragdiff.core.labels.store import Judgments
+
+            store = Judgments.of_gold(gold)
         except InputError as err:
             return LoadFailed(str(err))
         except Exception as err:  # noqa: BLE001 - shown as one message, never a traceback on screen
             return LoadFailed(f"cannot open the review: {type(err).__name__}: {err}")
-        return Loaded(model, time.perf_counter() - started)
+        return Loaded(model, time.perf_counter() - started, store)
 
     def _collector_back(self, freeze: bool) -> None:
         """The cyclic collector on again, as it was before on_mount turned it off (once; on this thread).
@@ -333,6 +337,9 @@ class ReviewApp(OrderedKeysApp):
 
     def on_loaded(self, message: Loaded) -> None:
         self.model = message.model
+        self.store = message.store
+        # the model hears every judgment that changed and rescores that one query (nothing is read from disk)
+        self.store.listen(lambda changed: [self.model.apply_change(c) for c in changed if c.before != c.after])
         self.load_seconds = message.seconds
         self.query_one("#list-a", RankedList).set_border(title=Text.assemble("A ", clean(self.model.run_a.name)))
         self.query_one("#list-b", RankedList).set_border(title=Text.assemble("B ", clean(self.model.run_b.name)))
@@ -852,16 +859,15 @@ class ReviewApp(OrderedKeysApp):
         self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
 
     def on_mark_done(self, message: MarkDone) -> None:
-        if self._judge_queue is not None:  # J built it: it takes every outcome, whichever screen made the mark
+        # the store applies what the writer did; its listeners follow (the model, the judging queue's counts)
+        changed = [c for c in self.store.apply(message.changes) if c.before != c.after] if self.store else []
+        if self._judge_queue is not None:  # J built it: a failed or flagged decision leaves its flight
             from ragdiff.app.judge import apply_outcome
 
-            apply_outcome(self._judge_queue, message)
-        elif self._judge_backlog is not None:  # being built from the gold set as it was at J: applied after
-            self._judge_backlog.append(message)
-        changed = [c for c in message.changes if c.saved]
+            apply_outcome(self._judge_queue, message, changes=False)
+        elif self._judge_backlog is not None:  # being built as the store was at J: told of this after
+            self._judge_backlog.append((message, changed))
         if changed and self.model is not None:
-            for change in changed:  # the model takes the one judgment each; nothing is read from disk
-                self.model.apply_change(change)
             # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
             # holds the GIL) never competes with the repaint of the mark itself
             self._start_verdicts(delay=MARK_VERDICT_DELAY)
@@ -911,7 +917,7 @@ class ReviewApp(OrderedKeysApp):
             return
         self._judge_backlog = []
         self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
-                                self.post_message),
+                                self.post_message, self.store),
                         group="judge-queue", exit_on_error=False)  # async: it awaits threads.detached
 
     async def on_queue_built(self, message: QueueBuilt) -> None:
@@ -924,8 +930,10 @@ class ReviewApp(OrderedKeysApp):
                                  (f" · {dropped} keys typed meanwhile not used" if dropped else ""), style="bold red"))
             return
         self._judge_queue = message.queue
-        for outcome in backlog:  # what the writer said while the queue was built, in order
-            apply_outcome(message.queue, outcome)
+        for outcome, changed in backlog:  # what the store took while the queue was built, in order
+            message.queue.changed(changed)
+            apply_outcome(message.queue, outcome, changes=False)
+        self.store.listen(message.queue.changed)  # and from now on, as it comes
         start, self._judge_wanted = self._judge_wanted, None
         if not self.holding_keys:  # J called off while it was built: kept for the next J, which opens it at once
             return

@@ -482,30 +482,33 @@ class HitsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-async def build_queue(runs: list, gold, pool: int, label_path: Path, post) -> None:
+async def build_queue(runs: list, gold, pool: int, label_path: Path, post, store=None) -> None:
     """The review's judging queue, an async Textual worker: `runs` and `gold` are the review model's as they
-    were when J was pressed (a mark replaces the model's gold set, never changes it in place); the outcomes that
-    arrive meanwhile, flags included, are applied once it is built (ReviewApp.on_queue_built). Posts QueueBuilt.
+    were when J was pressed (a mark replaces the model's gold set, never changes it in place); its labels are
+    the review's store (`store`), whose changes meanwhile reach it once it is built (ReviewApp.on_queue_built).
+    Posts QueueBuilt.
 
     The build (1-2 s at 10,000 queries) is `detached`: quitting meanwhile does not wait for it. The flags file is
     read there too; a flag whose write is still under way then (its line torn or not yet there) reaches the
     queue as its MarkDone, which comes after J."""
     from ragdiff.core.pool import read_flags
 
-    built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path)), "ragdiff-judge-queue")
+    built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path), store=store),
+                           "ragdiff-judge-queue")
     if isinstance(built, BaseException):  # said on the status line, never a traceback on screen
         post(QueueBuilt(None, f"cannot build the judging queue: {type(built).__name__}: {built}"))
         return
     post(QueueBuilt(built))
 
 
-def apply_outcome(queue: JudgeQueue | None, message: MarkDone) -> None:
+def apply_outcome(queue: JudgeQueue | None, message: MarkDone, changes: bool = True) -> None:
     """A label job's outcome applied to the judging queue: the one place it happens, called by the app that
     keeps the queue (`ragdiff judge`, or the review once J has built it) whichever screen is up — a decision
-    whose save failed leaves the in-flight set even when its screen has closed."""
+    whose save failed leaves the in-flight set even when its screen has closed. `changes`: its Changes go to the
+    queue's store too (`ragdiff judge`, whose queue holds the store; the review applies them to its own)."""
     if queue is not None:
         flagged = message.target if message.flagged and not message.error else None
-        queue.apply(message.changes, failed=message.target if message.error else None,
+        queue.apply(message.changes if changes else [], failed=message.target if message.error else None,
                     flagged=None if flagged is None else (flagged.query_id, flagged.chunk_id))
 
 

@@ -21,6 +21,7 @@ class Loaded(Message):
 
     model: Any  # ReviewModel
     seconds: float
+    store: Any = None  # ragdiff.core.labels.store.Judgments of the gold set: the judgments every view reads
 
 
 @dataclass

@@ -28,6 +28,8 @@ from ragdiff.core import vocab
 from ragdiff.core.folding import find_spans
 from ragdiff.core.gold import Gold
 from ragdiff.core.journal import utc_now
+from ragdiff.core.labels.marks import Judgment
+from ragdiff.core.labels.store import Changed, Judgments
 from ragdiff.core.metrics import aligned_frame, judged_pairs
 from ragdiff.core.runs import Run
 
@@ -48,16 +50,19 @@ class Position:
 
 
 class JudgeQueue:
-    """The queue's state is its own: the entries, labels and flags are read through read-only views
-    (`entries`, `labels`, `flagged`) and changed only through `decide`, `apply`, `set_label`, `flag` and `add`,
-    which keep the progress counts (a write into a public dict would have bypassed them)."""
+    """The queue keeps its order, position and progress; the labels and flags are the judgment store's
+    (ragdiff.core.labels.store.Judgments), read-only here, which tells the queue of every change (`changed`:
+    the progress counts follow). The entries are read through a read-only view (`entries`) and changed only
+    through `add`; a decision in flight through `decide` and `apply`."""
 
     def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: Mapping[str, Iterable[Entry]],
-                 labels: dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str], depth: int,
-                 flagged: Iterable[tuple[str, str]] = ()) -> None:
-        """The queue keeps the texts and labels dicts it is given (`build` makes them for it): copying them cost
-        ~40 ms at 10,000 queries (195,000 entries), which the first J waits for. A query's entries are kept as a
-        tuple, made here once (a dict of one key per query): `entries` hands out that tuple itself, no copy."""
+                 labels: Judgments | dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str],
+                 depth: int, flagged: Iterable[tuple[str, str]] = (), listen: bool = True) -> None:
+        """`labels`: the store the queue reads (a dict: a store of its own, made from it). `listen`: the queue
+        hears the store's changes from now on (False: its owner calls `changed` itself, e.g. with what changed
+        while the queue was built on another thread). The texts dict is kept as given (copying it cost ~40 ms
+        at 10,000 queries). A query's entries are kept as a tuple, made here once: `entries` hands out that
+        tuple itself, no copy."""
         self.queries: tuple[str, ...] = tuple(queries)  # gold queries, in file order
         self.run_names: tuple[str, ...] = tuple(run_names)
         self.depth = depth
@@ -65,9 +70,12 @@ class JudgeQueue:
         # per query, in queue order; `add` puts a longer tuple in its place
         self._entries: dict[str, tuple[Entry, ...]] = {
             q: e if isinstance(e, tuple) else tuple(e) for q, e in entries.items()}
-        self._labels = labels  # (query, chunk) -> (kind, grade) as labelled
-        self._flagged = set(flagged)
-        self._views = (MappingProxyType(self._texts), MappingProxyType(self._entries), MappingProxyType(self._labels))
+        self.store = labels if isinstance(labels, Judgments) else Judgments(labels)
+        for pair in flagged:
+            self.store.flag(*pair)
+        if listen:
+            self.store.listen(self.changed)
+        self._views = (MappingProxyType(self._texts), MappingProxyType(self._entries))
         # per query, the ids of its pooled chunks, made at its first change (`_counting`); `add` adds none
         self._pooled: dict[str, frozenset[str]] = {}
         # decisions sent to the writer whose Change has not come back: the queue moves past them at once
@@ -97,18 +105,17 @@ class JudgeQueue:
         return self._views[1]
 
     @property
-    def labels(self) -> Mapping[tuple[str, str], tuple[str, int | None]]:
-        """(query, chunk) -> (kind, grade) as labelled, drafts included (read-only; `apply` and `set_label` change
-        it, keeping the counts)."""
-        return self._views[2]
+    def labels(self) -> Judgments:
+        """(query, chunk) -> (kind, grade) as labelled, drafts included: the store, read-only here."""
+        return self.store
 
     @property
     def flagged(self) -> frozenset[tuple[str, str]]:
         """The (query, chunk) pairs flagged for a second opinion (a copy: `flag` adds one)."""
-        return frozenset(self._flagged)
+        return self.store.flagged
 
     def is_flagged(self, query_id: str, chunk_id: str) -> bool:
-        return (query_id, chunk_id) in self._flagged
+        return self.store.is_flagged(query_id, chunk_id)
 
     def _counts(self) -> tuple[dict[str, int], dict[str, int]]:
         if self._done is None:
@@ -128,8 +135,10 @@ class JudgeQueue:
     # ---- building ----------------------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, runs: list[Run], gold: Gold, depth: int = 10,
-              flagged: set[tuple[str, str]] | None = None) -> "JudgeQueue":
+    def build(cls, runs: list[Run], gold: Gold, depth: int = 10, flagged: set[tuple[str, str]] | None = None,
+              store: Judgments | None = None) -> "JudgeQueue":
+        """The queue over `gold` (its order and counts from gold's frames); its labels are `store`'s (the app's,
+        which then tells the queue of changes itself: `changed`), else a store made from `gold`."""
         queries_frame = gold.queries.sort("position")
         queries = queries_frame.get_column("query_id").to_list()
         texts = {}
@@ -138,10 +147,8 @@ class JudgeQueue:
             texts[qid] = text if text is not None else next(
                 (run.query_text[qid] for run in runs if qid in run.query_text), "")
         judgments = gold.judgments.select("query_id", "chunk_id", "level", "grade")
-        drafts = gold.drafts.select("query_id", "chunk_id", "grade")
-        labels = {(q, c): (lv, g) for q, c, lv, g in judgments.iter_rows()}
-        # a model's proposals: shown as such, still waiting for a person (is_judged says no)
-        labels.update(((q, c), (vocab.DRAFTED, g)) for q, c, g in drafts.iter_rows())
+        # a model's proposals are in the store too: shown as such, still waiting for a person (is_judged says no)
+        labels = store if store is not None else Judgments.of_gold(gold)
         # is_judged's rule over the frame (metrics.judged_pairs, vocab.judged_rows: its one home); the reader
         # refuses a pair judged twice, and a draft of a judged chunk
         judged = judged_pairs(judgments).with_columns(judged=pl.lit(True))
@@ -165,7 +172,8 @@ class JudgeQueue:
         lists: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
             lists[row[0]].append(Entry(row[1], tuple(row[2:])))
-        queue = cls(queries, texts, lists, labels, [run.name for run in runs], depth, flagged or ())
+        queue = cls(queries, texts, lists, labels, [run.name for run in runs], depth, flagged or (),
+                    listen=store is None)
         counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
         queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
                           {q: counts.get(q, (0, 0))[1] for q in queries})
@@ -175,8 +183,7 @@ class JudgeQueue:
 
     def is_judged(self, query_id: str, chunk_id: str) -> bool:
         """A person's judgment (gold, evidence, not relevant); a draft or a negative qrels grade is not one."""
-        kind, grade = self._labels.get((query_id, chunk_id), (None, None))
-        return vocab.kind_of(kind, grade).judged
+        return self.store.is_judged(query_id, chunk_id)
 
     def is_done(self, query_id: str, chunk_id: str) -> bool:
         """Judged, or a decision on its way to the label file."""
@@ -192,11 +199,11 @@ class JudgeQueue:
         return (query_id, chunk_id) in self._in_flight
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
-        return self._labels.get((query_id, chunk_id), (None, None))
+        return self.store.label_of(query_id, chunk_id)
 
     def proposal(self, query_id: str, chunk_id: str) -> int | None:
         """The drafted grade a model proposed for this chunk, while no person has judged it."""
-        kind, grade = self._labels.get((query_id, chunk_id), (None, None))
+        kind, grade = self.store.label_of(query_id, chunk_id)
         return grade if kind == vocab.DRAFTED else None
 
     def accepting(self, query_id: str, chunk_id: str) -> tuple[str, int | None] | None:
@@ -288,13 +295,12 @@ class JudgeQueue:
             self._in_flight.add((query_id, chunk_id))
 
     def apply(self, changes: Iterable, failed=None, flagged: tuple[str, str] | None = None) -> None:
-        """What a label job did, whichever screen is up (the queue outlives its screen): each Change's `after`
-        (ragdiff.core.labels.Change: a mark, a grade refining it, an undo; one that changed nothing too),
-        `failed` — the target (query_id, chunk_id) of a job that failed — out of flight, to judge again, and
+        """What a label job did, whichever screen is up (the queue outlives its screen): each Change (a mark, a
+        grade refining it, an undo; one that changed nothing too) applied to the store, which tells the queue;
+        `failed` — the target (query_id, chunk_id) of a job that failed — out of flight, to judge again; and
         `flagged`, the (query, chunk) a flag job wrote (so a flag written after the flags file was read for
         `build` is not missed)."""
-        for change in changes:
-            self.set_label(change.query_id, change.chunk_id, change.after.kind, change.after.grade)
+        self.store.apply(changes)
         if flagged is not None:
             self.flag(*flagged)
         if failed is not None:
@@ -302,17 +308,30 @@ class JudgeQueue:
                 self._in_flight.discard((failed.query_id, failed.chunk_id))
 
     def set_label(self, query_id: str, chunk_id: str, kind: str | None, grade: int | None) -> None:
-        """The chunk's judgment now (kind unjudged or None: no judgment); it is no longer in flight."""
-        with self._counting(query_id, chunk_id):
+        """The chunk's judgment now (kind unjudged or None: no judgment), through the store."""
+        self.store.apply([Changed(query_id, chunk_id, Judgment(kind, grade), Judgment(kind, grade))])
+
+    def changed(self, changes: list[Changed]) -> None:
+        """The store's changes: each chunk's decision is back (out of flight), its counts follow its judgment
+        before and after."""
+        if self._done is None:  # counted later, by a walk over the pool as it is then
+            self._in_flight.difference_update((c.query_id, c.chunk_id) for c in changes)
+            return
+        _, done = self._counts()
+        for change in changes:
+            query_id, chunk_id = change.query_id, change.chunk_id
+            was_judged = vocab.kind_of(change.before.kind, change.before.grade).judged
+            was = (query_id, chunk_id) in self._in_flight or was_judged
             self._in_flight.discard((query_id, chunk_id))
-            if kind is None or not (vocab.kind_of(kind).judged or kind == vocab.DRAFTED):  # undo may bring a draft back
-                self._labels.pop((query_id, chunk_id), None)
-            else:
-                self._labels[(query_id, chunk_id)] = (kind, grade)
+            if chunk_id in self._pooled_ids(query_id):
+                now = vocab.kind_of(change.after.kind, change.after.grade).judged
+                done[query_id] += now - was
+                self._judged += now - was
+                self._durable += now - was_judged
 
     def flag(self, query_id: str, chunk_id: str) -> None:
         """Flagged for a second opinion (it stays unjudged: no count moves)."""
-        self._flagged.add((query_id, chunk_id))
+        self.store.flag(query_id, chunk_id)
 
     @contextmanager
     def _counting(self, query_id: str, chunk_id: str):

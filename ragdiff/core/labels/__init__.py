@@ -4,7 +4,9 @@ The public API: `LabelFile` (open a label file for marking), `Mark` (what the re
 `Judgment` and `Change` (what a mark did: the app updates its model from the Change alone), and the
 errors. How the package is laid out:
 
-    session.py   read -> plan -> verify -> journal -> write; undo, retry, recovery
+    session.py   read -> plan -> verify -> journal -> write; undo, retry, recovery; the group commit
+    group.py     a batch of marks planned as one edit of the file (rounds, one read-back each)
+    store.py     the judgments in memory: the one copy the views read, `apply` telling its listeners
     atomic.py    the lock; temp file + fsync + rename; the line patches undo uses
     spans.py     node positions from PyYAML's composer (libyaml when installed); the JSON span scanner
     edits.py     the span editor; id quoting
