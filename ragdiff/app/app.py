@@ -33,7 +33,8 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
-from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, MarkDone, QueueBuilt, Saved,
+from ragdiff.app.marks import MarkPath
+from ragdiff.app.messages import (CorpusReady, LoadFailed, Loaded, LoadProgress, QueueBuilt,
                                   UnjudgedReady, VerdictsReady, ViewReady)
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
@@ -60,10 +61,8 @@ THREE_PANES = 100
 TALL = 30  # from this height the chunk pane gets its full height
 PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
 VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
-MARK_VERDICT_DELAY = 0.25  # seconds without a mark before the p-values are recomputed after one
 NEIGHBOUR_KS = (1, -1)  # the k's beside the one shown that a worker scores ahead of + and - (see _build_views)
 JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
-NOTHING_SELECTED = "nothing marked: no chunk is selected (tab to list A or B and pick one)"
 
 
 @dataclass
@@ -91,7 +90,7 @@ def _grade_bindings() -> list[Binding]:
                          "one mark") for n in range(1, 10)]
 
 
-class ReviewApp(OrderedKeysApp):
+class ReviewApp(MarkPath, OrderedKeysApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
@@ -169,7 +168,7 @@ class ReviewApp(OrderedKeysApp):
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
         self._judge_backlog: list | None = None  # while it is built: the outcomes (and changes) that come meanwhile
-        self.store = None  # ragdiff.core.labels.store.Judgments: the judgments of the label file: the one copy every view reads
+        self.store = None  # ragdiff.core.labels.store.Judgments of the label file: the one copy every view reads
         self._judge_wanted: str | None = None  # while it is built: the query it opens at (unless J is called off)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
@@ -338,8 +337,7 @@ class ReviewApp(OrderedKeysApp):
     def on_loaded(self, message: Loaded) -> None:
         self.model = message.model
         self.store = message.store
-        # the model hears every judgment that changed and rescores that one query (nothing is read from disk)
-        self.store.listen(lambda changed: [self.model.apply_change(c) for c in changed if c.before != c.after])
+        self.store.listen(self.relabelled)  # the model rescores each changed query; the screen follows
         self.load_seconds = message.seconds
         self.query_one("#list-a", RankedList).set_border(title=Text.assemble("A ", clean(self.model.run_a.name)))
         self.query_one("#list-b", RankedList).set_border(title=Text.assemble("B ", clean(self.model.run_b.name)))
@@ -808,94 +806,6 @@ class ReviewApp(OrderedKeysApp):
 
     def action_quit_review(self) -> None:
         self.exit(return_code=0)
-
-    # ---- marking labels -----------------------------------------------------------------------------------
-
-    def _target_of(self, ranked: RankedList) -> Target | None:
-        item = ranked.selected_item
-        qid = ranked.query_id
-        if qid is None or item is None or qid != self.selected_query:
-            return None
-        run = self.model.run_a if ranked.side == "a" else self.model.run_b
-        return Target(qid, item.row.chunk_id, run.name, getattr(item.row, "rank", None))
-
-    def mark_target(self) -> Target | None:
-        """The chunk a mark applies to: the one selected in the focused ranked list, or the one the focused
-        chunk pane shows; None with the query list (or nothing) focused."""
-        focused = self.focused
-        if isinstance(focused, RankedList):
-            return self._target_of(focused)
-        if isinstance(focused, ChunkView):
-            return self._shown
-        return None
-
-    def action_mark(self, label: str, grade: int | None = None) -> None:
-        if self.model is None:
-            return
-        target = self.mark_target()
-        after_g, self._after_g = self._after_g, None
-        if target is None:
-            self.set_status(NOTHING_SELECTED)
-            return
-        if label != "gold":
-            grade = None  # grades belong to gold; None = the file's own default for a gold entry
-        refine = grade is not None and after_g == (target, self.keys_seen - 1)
-        if label == "gold" and grade is None:
-            self._after_g = (target, self.keys_seen)
-        what = vocab.word(label, grade)
-        self.set_status(Text(f"writing: {clean(target.chunk_id)} {what} for {clean(target.query_id)} …"))
-        self.session.mark(target, label, grade, refine=refine)
-
-    def action_undo(self) -> None:
-        if self.model is not None:
-            self.session.undo()
-
-    def action_retry_marks(self) -> None:
-        if self.model is not None:
-            self.session.retry()
-
-    def _track_job(self, future) -> None:
-        """Each label job is also a Textual worker, so `workers.wait_for_complete()` waits for the writes."""
-        self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)
-
-    def on_mark_done(self, message: MarkDone) -> None:
-        # the store applies what the writer did; its listeners follow (the model, the judging queue's counts)
-        changed = [c for c in self.store.apply(message.changes) if c.before != c.after] if self.store else []
-        if self._judge_queue is not None:  # J built it: a failed or flagged decision leaves its flight
-            from ragdiff.app.judge import apply_outcome
-
-            apply_outcome(self._judge_queue, message, changes=False)
-        elif self._judge_backlog is not None:  # being built as the store was at J: told of this after
-            self._judge_backlog.append((message, changed))
-        if changed and self.model is not None:
-            # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which
-            # holds the GIL) never competes with the repaint of the mark itself
-            self._start_verdicts(delay=MARK_VERDICT_DELAY)
-            # the k's beside this one again (the mark made the old ones stale), also once the marks rest
-            if self._views_timer is not None:
-                self._views_timer.stop()
-            self._views_timer = self.set_timer(MARK_VERDICT_DELAY, self._prefetch_views)
-        # a mark made in the judging queue: it shows it (also under ? opened over it); the review catches up after
-        judge = self._judge_screen()
-        if judge is not None:
-            judge.mark_done(message)
-        status = Text(clean(message.status), style="bold red" if message.error else "")
-        if not self.on_review:
-            self._stale = self._stale or bool(changed)
-            if judge is None:  # made on the review, then ?, w or v opened:
-                self.set_status(status)  # said on the review's status line, under the screen over it
-            return
-        if changed and self.model is not None:
-            self.show_numbers()
-        self.set_status(status)
-
-    def on_saved(self, message: Saved) -> None:
-        """The label file rewritten with what the journal held: said only when it failed (in red, with r)."""
-        judge = self._judge_screen()
-        if judge is not None:
-            judge.saved(message)
-        elif message.error:
-            self.set_status(Text(clean(message.status), style="bold red"))
 
     def action_judge(self) -> None:
         """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
