@@ -206,3 +206,32 @@ def test_a_torn_journal_tail_is_dropped_and_the_file_still_loads(tmp_path):
         assert ("after" in {c for _q, c in judged(gold)})
         records = Journal(journal_path(gold)).read()
         assert [r["chunk"] for r in records if r["type"] == "mark"] == [m.chunk_id for m in marks[:4]] + ["after"]
+
+
+def test_a_file_changed_by_someone_else_while_decisions_wait_keeps_both_and_names_the_conflict(tmp_path):
+    """Decisions journaled, not yet written; meanwhile someone else edits the file (a new chunk on one query, and
+    this very chunk of another). The flush puts the waiting decisions on their version, names the one chunk they
+    set otherwise (query and chunk), keeps it unsaved for retry — which then writes it over theirs."""
+    gold = tmp_path / "gold.yaml"
+    shutil.copyfile(SAMPLE, gold)
+    file = LabelFile(gold, reviewer="r")
+    first, second, third = file.queries[:3]
+    mine = [Mark(first, "mine-1", "gold"), Mark(second, "both", "gold"), Mark(third, "mine-3", "evidence")]
+    file.apply_many(mine)
+    theirs = LabelFile(gold, reviewer="someone else")  # a second writer: the file on disk as it is
+    theirs.apply(Mark(first, "theirs-1", "gold"))
+    theirs.apply(Mark(second, "both", "not_relevant"))
+    with pytest.raises(Exception) as raised:
+        file.flush()
+    assert type(raised.value).__name__ == "LabelConflictError"
+    assert f"both for {second}" in str(raised.value) and "r writes it over theirs" in str(raised.value)
+    written = load_gold(gold).judgments
+    levels = {(q, c): lv for q, c, lv in written.select("query_id", "chunk_id", "level").iter_rows()}
+    assert levels[(first, "theirs-1")] == "gold" and levels[(first, "mine-1")] == "gold"  # both sides kept
+    assert levels[(third, "mine-3")] == "evidence"
+    assert levels[(second, "both")] == "not_relevant"  # theirs, until the reviewer chooses
+    assert file.pending == [mine[1]] and file.unwritten == 0
+    file.retry()  # the reviewer chooses theirs to be overwritten
+    assert dict(((q, c), lv) for q, c, lv in load_gold(gold).judgments.select(
+        "query_id", "chunk_id", "level").iter_rows())[(second, "both")] == "gold"
+    assert file.pending == []
