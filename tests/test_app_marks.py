@@ -88,7 +88,7 @@ async def test_a_failed_save_is_said_kept_and_retried(lesson, screen, pane, sett
 async def test_a_full_disk_for_the_journal_too_keeps_the_mark_unjudged_and_retried(lesson, pane, settled,
                                                                                    monkeypatch):
     """Nothing could be made durable (the journal's folder is full too): the chunk stays unjudged on screen, the
-    status says so; r once there is space again saves it."""
+    status says so; D gives the mark up, r once there is space again saves it."""
     app = lesson_app(lesson, reviewer="tester")
     original = lesson["gold"].read_bytes()
     real_append = Journal.append_many
@@ -107,6 +107,15 @@ async def test_a_full_disk_for_the_journal_too_keeps_the_mark_unjudged_and_retri
         assert lesson["gold"].read_bytes() == original
         b_line = next(l for l in pane(app, app.query_one("#list-b")) if "policy-31" in l)
         assert " ? " in b_line  # the screen does not pretend it was saved
+        await pilot.press("D")  # given up: nothing left to retry, the file as it was
+        await settled(pilot)
+        assert "dropped 1 unsaved mark: it stays out of gold.yaml" in "\n".join(pane(app, app.query_one("#status")))
+        await pilot.press("r")
+        await settled(pilot)
+        assert "no unsaved mark to retry" in "\n".join(pane(app, app.query_one("#status")))
+        assert lesson["gold"].read_bytes() == original
+        await pilot.press("g")  # again, and this time retried once there is space
+        await settled(pilot)
         monkeypatch.setattr(Journal, "append_many", real_append)
         await pilot.press("r")
         await settled(pilot)

@@ -106,6 +106,8 @@ class ReviewApp(MarkPath, OrderedKeysApp):
         _key("u", "undo", "undo", id="label.undo", tooltip="undo the last mark (from the journal)"),
         _key("r", "retry_marks", "retry unsaved", show=False, id="label.retry",
                 tooltip="write again the marks a failed save left unsaved (read-only file, full disk, …)"),
+        _key("D", "drop_marks", "drop unsaved", key_display="D", show=False, id="label.drop",
+                tooltip="give up the marks a failed save left unsaved (r writes them instead)"),
         _key("f", "cycle_filter", "filter", id="queries.filter",
                 tooltip="cycle the query filter: all, hit→miss, miss→hit, both miss, unanswerable, unjudged@k"),
         _key("s", "cycle_sort", "sort", id="queries.sort",

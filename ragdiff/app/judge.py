@@ -69,6 +69,8 @@ class JudgeScreen(Screen):
         key("u", "undo", "undo", id="judge.undo", tooltip="take back your last mark and go back to that chunk"),
         key("r", "retry", "retry unsaved", show=False, id="judge.retry",
             tooltip="write again the decisions a failed save left unsaved (read-only file, full disk, …)"),
+        key("D", "drop", "drop unsaved", key_display="D", show=False, id="judge.drop",
+            tooltip="give up the decisions a failed save left unsaved (r writes them instead)"),
         key("j,down", "scroll(1)", "scroll", show=False, id="judge.down", tooltip="scroll the chunk text down"),
         key("k,up", "scroll(-1)", "scroll up", show=False, id="judge.up", tooltip="scroll the chunk text up"),
         key("space,pagedown", "page(1)", "page", key_display="space", id="judge.page_down",
@@ -333,6 +335,9 @@ class JudgeScreen(Screen):
 
     def action_retry(self) -> None:
         self.session.retry()
+
+    def action_drop(self) -> None:
+        self.session.drop()
 
     def saved(self, message) -> None:
         """The label file was rewritten (or could not be: said in red, with the key that retries)."""

@@ -66,6 +66,10 @@ class MarkPath:
         if self.model is not None:
             self.session.retry()
 
+    def action_drop_marks(self) -> None:
+        if self.model is not None:
+            self.session.drop()
+
     def _track_job(self, future) -> None:
         """Each label job is also a Textual worker, so `workers.wait_for_complete()` waits for the writes."""
         self.run_worker(future.result, thread=True, group="labels", exit_on_error=False)

@@ -105,6 +105,9 @@ class LabelSession:
     def retry(self) -> None:
         self._submit("retry")
 
+    def drop(self) -> None:
+        self._submit("drop")
+
     def close(self) -> None:
         """Everything queued is written before this returns: the marks still queued as one batch, then the
         label file once."""
@@ -296,6 +299,14 @@ class LabelSession:
         if change is None:
             return MarkDone("nothing to undo")
         return MarkDone(change.message, changes=[change], undo=True)
+
+    def _drop(self) -> MarkDone:
+        self._last_gold = None
+        if self._file is None or not self._file.pending:
+            return MarkDone("no unsaved mark to drop")
+        n = self._file.discard_pending()
+        return MarkDone(f"dropped {n} unsaved mark{'s' if n != 1 else ''}: {'they stay' if n != 1 else 'it stays'} "
+                        f"out of {self.path.name}")
 
     def _retry(self) -> MarkDone:
         self._last_gold = None

@@ -418,7 +418,7 @@ class LabelFile:
             self._pending.append((mark, op_id))
             self.conflicts.append(
                 f"{self.name} changed on disk: someone else set {mark.chunk_id} for {mark.query_id} to "
-                f"{word(now[0])}; your {word(mark.label)} is kept unsaved (r writes it over theirs)")
+                f"{word(now[0])}; your {word(mark.label)} is kept unsaved (r writes it over theirs, D drops it)")
         if snap is cur and keep:
             snap = _Snapshot(cur.raw, cur.sha, cur.stat, cur.bom, cur.text, cur.doc)
         self._snap = snap
@@ -777,7 +777,7 @@ class LabelFile:
                 self._pending.append((mark, op.id))
                 self.recovery_notes.append(
                     f"{desc} (journaled {when} by {r.get('who')}) is not in {self.name}: their program stopped "
-                    "before saving it, or is saving it now; r writes it, or leave it to them"
+                    "before saving it, or is saving it now; r writes it, D drops it, or leave it to them"
                 )
             else:
                 op.status = "failed"
@@ -795,7 +795,7 @@ class LabelFile:
                 self._pending.append((mark, op.id))
                 self.recovery_notes.append(
                     f"{self._sentence(mark, (op.record.get('prev_label', 'none'), op.record.get('prev_grade')), [], False)} "
-                    f"could not be saved to {self.name} earlier; it is kept unsaved: r writes it again"
+                    f"could not be saved to {self.name} earlier; it is kept unsaved: r writes it again, D drops it"
                 )
 
     def _write_recovered(self) -> None:
@@ -841,7 +841,7 @@ class LabelFile:
             self.recovery_notes.append(
                 f"{self._sentence(mark, (op.record.get('prev_label', 'none'), op.record.get('prev_grade')), [], False)} "
                 f"(decided {op.record.get('when', '?')}, before ragdiff stopped) was not written to {self.name}: "
-                "that chunk has changed since; it is kept unsaved: r writes it over the change")
+                "that chunk has changed since; it is kept unsaved: r writes it over the change, D drops it")
         if not ids:
             return
         raw = self._encode(new_doc.text, snap.bom)
@@ -1144,6 +1144,7 @@ class LabelFile:
         return out
 
     def discard_pending(self) -> int:
+        """Give up every mark kept unsaved (a failed save, a conflict): the journal says each was dropped."""
         n = 0
         for _mark, op_id in self._pending:
             if op_id is not None:
