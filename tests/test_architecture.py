@@ -6,8 +6,10 @@ from pathlib import Path
 
 import ragdiff.core
 
+CORE = Path(ragdiff.core.__file__).parent
 CORE_MODULES = sorted(
-    f"ragdiff.core.{p.stem}" for p in Path(ragdiff.core.__file__).parent.glob("*.py") if p.stem != "__init__"
+    "ragdiff.core." + ".".join(p.relative_to(CORE).with_suffix("").parts) for p in CORE.rglob("*.py")
+    if p.stem != "__init__"
 )
 
 

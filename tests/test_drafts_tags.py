@@ -229,7 +229,8 @@ def _md_rows(text: str, heading: str) -> list[list[str]]:
 
 
 def test_diff_markdown_carries_the_tags_and_the_drafts_as_the_json_does(tmp_path, capsys, drafts):
-    from ragdiff.core.report import cell_value
+    from ragdiff.core.metrics import parse_metric
+    from ragdiff.core.report.cells import cell_value
 
     gold = _drafted_and_tagged(tmp_path, drafts)
     args = ["diff", *RUNS, "--gold", str(gold), "--metrics", METRICS, "--by-tag", "--drafted", "as-labels"]
@@ -244,9 +245,10 @@ def test_diff_markdown_carries_the_tags_and_the_drafts_as_the_json_does(tmp_path
         for i, (metric, value) in enumerate(entry["metrics"].items()):
             other = doc["by_tag"][b][tag]["metrics"][metric]
             expected.append([tag if i == 0 else "", str(len(entry["queries"])) if i == 0 else "",
-                             metric.replace("_", "\\_"), cell_value(metric, value), cell_value(metric, other)])
+                             metric.replace("_", "\\_"), cell_value(parse_metric(metric), value),
+                             cell_value(parse_metric(metric), other)])
     assert [row[:5] for row in per_tag] == expected and len(expected) == len(TAGS) * len(METRICS.split(","))
     drafted = _md_rows(text, "**As if every drafted label were accepted**")
     assert [row[:3] for row in drafted] == [
-        [m.replace("_", "\\_"), cell_value(m, v), cell_value(m, doc["drafts_as_labels"][b][m])]
+        [m.replace("_", "\\_"), cell_value(parse_metric(m), v), cell_value(parse_metric(m), doc["drafts_as_labels"][b][m])]
         for m, v in doc["drafts_as_labels"][a].items()]

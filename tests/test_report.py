@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ragdiff.cli.main import main
-from ragdiff.core.report import holm
+from ragdiff.core.report.diff_doc import holm
 from test_diff import case, write_run
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
@@ -76,7 +76,7 @@ def test_markdown_table_has_one_row_per_metric_and_the_flips_of_json(capsys):
     assert [r[0] for r in flip_tables[0]["rows"]] == doc["flips"]["hit_to_miss"]
     assert [r[0] for r in flip_tables[1]["rows"]] == doc["flips"]["miss_to_hit"]
     # each metric's smallest detectable change, in the document's words, collapsed under the table
-    from ragdiff.core.report import md_text
+    from ragdiff.core.report.markdown import md_text
     for m in doc["metrics"].values():
         assert f"- {md_text(m['noise'])}" in md
     # where the first gold chunk went, as --json says

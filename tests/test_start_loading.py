@@ -160,8 +160,8 @@ def test_diff_with_a_run_read_early_matches_one_read_in_its_turn(tmp_path, capsy
     argv = ["diff", str(run_a), str(run_b), "--gold", str(gold), "--json"]
     from ragdiff.cli.main import build_parser
 
-    _diffs, doc, _evals, _gold = diff_cmd.compare_all(build_parser().parse_args(argv))
-    assert early["metrics"] == json.loads(json.dumps(doc))["metrics"]
+    _diffs, report, _evals, _gold = diff_cmd.compare_all(build_parser().parse_args(argv))
+    assert early["metrics"] == json.loads(json.dumps(report.doc))["metrics"]
 
 
 def test_diff_names_the_bad_line_of_run_a_and_exits_2(tmp_path):

@@ -99,7 +99,7 @@ def test_an_unanswerable_query_is_listed_once_a_mark_makes_it_scored(files):
 
 def test_a_negative_grade_is_unjudged_in_every_place_that_draws_or_counts_it(files):
     from ragdiff.app.widgets.ranked_list import id_class, label_cell
-    from ragdiff.core.html_report import _row
+    from ragdiff.core.report.html_page import _row
     from ragdiff.core.pool import JudgeQueue
 
     assert vocab.kind_of(vocab.NOT_RELEVANT, -1).name == vocab.UNJUDGED

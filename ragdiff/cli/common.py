@@ -217,21 +217,6 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
     return None
 
 
-def drafts_note(gold: Gold) -> str | None:
-    """"3 drafted labels in 2 queries wait for a person …": every scoring command says it."""
-    n = gold.drafts.height
-    if not n:
-        return None
-    queries = gold.drafts.get_column("query_id").n_unique()
-    return (f"{n} drafted label{'s' if n != 1 else ''} in {queries} quer{'ies' if queries != 1 else 'y'} wait for a "
-            f"person: not scored (--drafted as-labels scores them as accepted; ragdiff labels log --drafts)")
-
-
-def drafts_summary(gold: Gold) -> dict:
-    """The JSON field beside drafts_note."""
-    return {"waiting": gold.drafts.height, "queries": gold.drafts.get_column("query_id").n_unique()}
-
-
 def stdout_console(width: int | None = None) -> Console:
     """rich's Console for stdout. A reader gone (`ragdiff eval ... | head`) is a BrokenPipeError, which the
     command's handler (cli/main.py) takes as it takes one from print(): nothing said, exit 0. rich's own

@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from typing import TYPE_CHECKING
-
 from ragdiff.cli.common import table_console
-from ragdiff.core import fmt
-
-if TYPE_CHECKING:  # polars and rich load when the command runs, not for --help
-    from ragdiff.core.history import History
 
 
 def add_parser(subparsers) -> None:
@@ -25,111 +18,17 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # polars and rich load when the command runs, not for --help
     from ragdiff.core.history import load_history
+    from ragdiff.core.report.history_doc import history_report
 
-    history = load_history(args.history)
+    report = history_report(load_history(args.history))
     if args.json:
-        print(json.dumps(history_document(history), ensure_ascii=False, indent=2))
-    else:
-        print_history(history)
+        from ragdiff.core.report.as_json import dumps, history_json
+
+        print(dumps(history_json(report)))
+    else:  # rich loads for the table only
+        from ragdiff.core.report.text_history import print_history
+
+        print_history(report, table_console())  # a pipe or a file gets the whole table; a terminal what fits
     return 0
-
-
-def history_document(history: History) -> dict:
-    from ragdiff.core.history import drops
-
-    dropped = drops(history)
-    return {
-        "path": str(history.path),
-        "metrics": history.metric_names,
-        "rows": [{**row.fields, "line": row.line, "metrics": row.metrics} for row in history.rows],
-        "drops": [{"line": d.row.line, "previous_line": d.previous.line, "run": d.row.run, "metric": d.metric,
-                   "before": d.before, "after": d.after, "gold_changed": d.gold_changed} for d in dropped],
-    }
-
-
-def _metrics_with_values(history: History) -> list[str]:
-    return [m for m in history.metric_names if any(r.metrics.get(m) is not None for r in history.rows)]
-
-
-def print_history(history: History) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from ragdiff.core.history import drops, sparkline
-    from ragdiff.core.visible import visible
-
-    console = table_console()  # a pipe or a file gets the whole table; a terminal gets what fits
-    if not history.rows:
-        console.print(Text(f"{history.path}: no rows yet (ragdiff eval … --log {history.path})"))
-        return
-    metrics = _metrics_with_values(history)
-    dropped = drops(history)
-    drop_cells = {(d.row.line, d.metric) for d in dropped}
-    gold_changed = {d.row.line for d in dropped if d.gold_changed}
-
-    table = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
-    table.add_column("when (UTC)", no_wrap=True)
-    table.add_column("run", no_wrap=True)
-    table.add_column("file", no_wrap=True)
-    table.add_column("gold", no_wrap=True)
-    table.add_column("q", justify="right", no_wrap=True)
-    table.add_column("k/depth", justify="right", no_wrap=True)
-    for name in metrics:
-        table.add_column(name, justify="right", no_wrap=True)
-    previous_gold: str | None = None
-    for row in history.rows:
-        when = row.when.strftime("%Y-%m-%d %H:%M")
-        gold = visible(row.get("gold_sha256")[:7])  # text from the file, as every cell here
-        gold_text = Text(gold, style="yellow" if previous_gold is not None and gold != previous_gold else "")
-        previous_gold = gold
-        cells = [Text(when), Text(visible(row.run)), Text(visible(row.get("run_sha256")[:7])), gold_text, Text(row.get("queries_scored")),
-                 Text(f"{row.get('k')}/{row.get('depth')}")]
-        for name in metrics:
-            value = row.metrics.get(name)
-            if (row.line, name) in drop_cells:
-                cells.append(Text(f"▼{fmt.number(value)}", style="bold red"))
-            else:
-                cells.append(Text(fmt.number(value)))
-        table.add_row(*cells)
-    console.print(table)
-
-    console.print()
-    runs = history.run_names()
-    console.print(Text("Trend (oldest → newest" + (", per run" if len(runs) > 1 else "") + ")", style="bold"))
-    width = max(len(m) for m in metrics) if metrics else 0
-    run_width = max(len(r) for r in runs)
-    spark_width = max(sum(1 for r in history.rows if r.run == name) for name in runs)
-    for name in metrics:
-        values = [r.metrics.get(name) for r in history.rows]
-        present = [v for v in values if v is not None]
-        lo, hi = (min(present), max(present)) if present else (None, None)
-        for run_name in runs:
-            series = [r.metrics.get(name) for r in history.rows if r.run == run_name]
-            known = [v for v in series if v is not None]
-            if not known:
-                continue
-            line = Text(f"  {name:<{width}}  ")
-            if len(runs) > 1:
-                line.append(f"{visible(run_name):<{run_width}}  ")
-            line.append(sparkline(series, lo, hi).ljust(spark_width))
-            line.append(f"  {fmt.number(known[0])} → {fmt.number(known[-1])}", style="dim")
-            console.print(line, soft_wrap=True)
-
-    console.print()
-    if dropped:
-        console.print(Text(f"Drops from the run's previous row scored the same way: {len(dropped)}",
-                           style="bold red"))
-        for d in dropped:
-            line = Text(f"  {d.row.when.strftime('%Y-%m-%d %H:%M')} ")
-            line.append(visible(d.row.run))
-            line.append(f": {d.metric} {fmt.number(d.before)} → {fmt.number(d.after)} "
-                        f"({d.after - d.before:+.4f}; line {d.row.line} vs {d.previous.line})")
-            if d.gold_changed:
-                line.append("  — the gold file changed between these rows", style="yellow")
-            console.print(line, soft_wrap=True)
-        if gold_changed:
-            console.print(Text("  A drop across a gold-file change may be the labels', not the retriever's.",
-                               style="dim"), soft_wrap=True)
-    else:
-        console.print(Text("No drop from any run's previous row scored the same way."))

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli import diff_cmd
-from ragdiff.cli.common import drafts_note, stdout_console
+from ragdiff.cli.common import stdout_console
 from ragdiff.core.errors import InputError
 
 
@@ -28,21 +28,20 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     diff_cmd.one_blas_thread()  # before anything loads numpy: compare_all may then run its two threads
     from ragdiff.core.corpus import Corpus
-    from ragdiff.core.html_report import render
-    from ragdiff.core.report import page_data
+    from ragdiff.core.report.html_page import page_data, render
     from ragdiff.core.textio import write_file
 
     if args.output.is_dir():
         raise InputError(args.output, "is a folder; expected the path of the HTML file to write")
-    _diffs, doc, evals, gold = diff_cmd.compare_all(args)
+    _diffs, report, evals, gold = diff_cmd.compare_all(args)
     corpus_path = args.corpus
     if corpus_path is None:
         named = gold.recorded_corpus()  # the corpus the label file names, beside it
         corpus_path = named if named is not None and named.is_file() else None
     corpus = Corpus(corpus_path) if corpus_path is not None else None
-    page = render(doc, page_data(evals, gold, corpus), notes=[drafts_note(gold)])
+    page = render(report, page_data(evals, gold, corpus))
     write_file(args.output, page.encode("utf-8"), inputs=[args.base, *args.runs, args.gold, corpus_path])
-    flipped = sum(len(r["flipped_queries"]) for r in doc.get("runs", [doc]))
+    flipped = sum(len(r["flipped_queries"]) for r in report.doc.get("runs", [report.doc]))
     stdout_console().print(f"wrote {args.output} ({len(page.encode()) // 1024 + 1} KiB, {flipped} flipped queries"
                            + ("" if corpus else ", no corpus: chunk text not shown") + ")", highlight=False,
                            markup=False)

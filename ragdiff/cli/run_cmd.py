@@ -16,7 +16,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, drafts_note, metric_list, positive_int, stdout_console, warn
+from ragdiff.cli.common import add_input_options, metric_list, positive_int, stdout_console, table_console, warn
 from ragdiff.core import words
 
 DEFAULT_TIMEOUT = 600.0
@@ -65,13 +65,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragdiff.cli import diff_cmd
     from ragdiff.cli.common import corpus_warning, settings_from
-    from ragdiff.cli.eval_cmd import eval_document, print_tables
-    from ragdiff.core import report
     from ragdiff.core.errors import UsageError
     from ragdiff.core.gold import load_gold
     from ragdiff.core.history import load_history
+    from ragdiff.core.report.as_json import diff_json, dumps, eval_json
+    from ragdiff.core.report.eval_doc import eval_report
+    from ragdiff.core.report.markdown import markdown, md_text
     from ragdiff.core.retriever import Query, RetrieverError, ask
     from ragdiff.core.textio import write_atomic, write_file
 
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     write_file(target, answer.output)
     try:
         try:
-            ev, diff_doc, against, failures = _score_and_log(args, target, answer, gold, settings, warning,
+            ev, diff_report, against, failures = _score_and_log(args, target, answer, gold, settings, warning,
                                                              previous, previous_file, name, stamp, len(queries),
                                                              held)
         except BaseException:
@@ -137,23 +137,27 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc = {"saved": str(target), "command": command, "answered": len(answer.answered),
                "unanswered": answer.unanswered, "logged": str(args.log) if args.log else None,
-               "eval": eval_document([ev], False), "against": against, "diff": diff_doc}
+               "eval": eval_json(eval_report([ev], False)), "against": against,
+               "diff": None if diff_report is None else diff_json(diff_report)}
         if args.fail_on_regression:
             doc["fail_on_regression"] = {"failed": bool(failures), "reasons": failures}
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(dumps(doc))
     elif args.markdown:
         warn(status)
-        if diff_doc is not None:
-            print(report.markdown(diff_doc, failures, args.show, notes=[drafts_note(gold)]), end="")
+        if diff_report is not None:
+            print(markdown(diff_report, failures, args.show), end="")
         else:
-            print(f"{report.md_text(status)}\n\n({report.md_text(first if args.log else 'no --log: nothing to diff against')})")
+            print(f"{md_text(status)}\n\n({md_text(first if args.log else 'no --log: nothing to diff against')})")
     else:
+        from ragdiff.core.report.text_diff import print_report
+        from ragdiff.core.report.text_eval import print_tables
+
         console = stdout_console()
         console.print(status, markup=False, highlight=False, soft_wrap=True)
-        print_tables([ev], False)
-        if diff_doc is not None:
+        print_tables(eval_report([ev], False), console, table_console())
+        if diff_report is not None:
             console.print()
-            diff_cmd.print_report(diff_doc, args.show)
+            print_report(diff_report, args.show, console)
         elif args.log is not None:
             console.print(f"({first})", markup=False, highlight=False, soft_wrap=True)
     if failures:
@@ -223,12 +227,13 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     """Read the saved run back, score it, diff it against the last logged run (`held`: read before the new
     run replaced its file), then log it."""
     from ragdiff.cli.common import check_run_matches_corpus
-    from ragdiff.core import report
     from ragdiff.core.corpus import Corpus
     from ragdiff.core.diff import compare
     from ragdiff.core.errors import InputError
     from ragdiff.core.history import append_runs
     from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.report.diff_doc import report
+    from ragdiff.core.report.notes import drafts_note
     from ragdiff.core.runs import load_run
 
     try:
@@ -252,7 +257,7 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
         warn(w)
 
     # the diff against the last logged run, before this one is logged
-    diff_doc = None
+    found = None
     failures: list[str] = []
     against = None
     if previous is not None:
@@ -268,8 +273,8 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
             against = str(old_path)
             dm = args.metrics or default_metrics(settings.k, settings.depth, "diff")
             d = compare(evaluate(old, gold, settings, dm), evaluate(new_named, gold, settings, dm), gold=gold)
-            diff_doc = report.document([d], str(old_path), [str(target)], str(args.gold))
+            found = report([d], str(old_path), [str(target)], str(args.gold), [drafts_note(gold)])
             failures = d.failures() if args.fail_on_regression else []
     if args.log is not None:
         append_runs(args.log, [ev], gold, corpus=args.corpus, when=stamp)
-    return ev, diff_doc, against, failures
+    return ev, found, against, failures

@@ -71,7 +71,7 @@ def tag_tests(ev_a: RunEval, ev_b: RunEval, gold: Gold, *, flips: int, seed: int
     queries, p-values Holm-adjusted across the tags (one family per metric: the tags of one metric are the
     comparisons a reader scans together), each slice's verdict under diff's rules at its own size."""
     from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, MetricDiff, decide, paired
-    from ragdiff.core.report import HOLM, holm
+    from ragdiff.core.report.diff_doc import HOLM, holm
     from ragdiff.core.stats import paired_tests
 
     names_b = {m.name for m in ev_b.metrics}

@@ -1,5 +1,8 @@
 """`ragdiff report`: one self-contained HTML page — the diff document and the page data rendered.
 
+The page data (`page_data`): what the page shows beyond the document, the which-k curves and the flipped
+queries' ranked lists.
+
 No network and no CDN: the styles, the one small script and the which-k plot (SVG) are inline, so the file
 works from file:// offline, in a mail attachment, or as a CI artefact. Every string that came from a file
 (query text, ids, run names, chunk text) goes through `esc` (html.escape), so `<script>` in a chunk is data.
@@ -14,10 +17,10 @@ import html
 from ragdiff import __version__
 from ragdiff.core import vocab
 from ragdiff.core import fmt
-from ragdiff.core.report import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta, cell_p,
-                                 cell_value,
-                                 cell_worth, comparisons, first_gold, method_note, noise_heading, overlap_line,
-                                 scope_line)
+from ragdiff.core.report.cells import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta,
+                                       cell_p, cell_value, cell_worth, first_gold, method_note, noise_heading,
+                                       overlap_line, scope_line)
+from ragdiff.core.report.diff_doc import DiffReport, comparisons
 from ragdiff.core.visible import visible
 
 # one colour and one dash pattern per run, so the plot reads in grey print too
@@ -111,11 +114,12 @@ def _metrics_table_two(c: dict) -> list[str]:
            f'<th class="num">{p_head}</th><th class="num">95% CI of Δ</th><th>verdict</th></tr></thead><tbody>']
     for name, m in c["metrics"].items():
         cls = m["verdict"] if m["highlight"] else ""
-        out.append(f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(name, m["a"])}</td>'
-                   f'<td class="num">{cell_value(name, m["b"])}</td>'
-                   f'<td class="num {cls}">{cell_delta(name, m["delta"])}</td>'
+        metric = c["specs"][name]
+        out.append(f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(metric, m["a"])}</td>'
+                   f'<td class="num">{cell_value(metric, m["b"])}</td>'
+                   f'<td class="num {cls}">{cell_delta(metric, m["delta"])}</td>'
                    f'<td class="num">{esc(cell_worth(m))}</td><td class="num">{cell_p(m)}</td>'
-                   f'<td class="num">{cell_ci(name, m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td></tr>')
+                   f'<td class="num">{cell_ci(metric, m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td></tr>')
     out.append("</tbody></table></div>")
     return out
 
@@ -128,12 +132,13 @@ def _metrics_table_many(cs: list[dict]) -> list[str]:
                  f'<th>verdict</th>')
     out = ['<div class="scroll"><table class="metrics">', f"<thead>{head}</tr></thead><tbody>"]
     for name, base in cs[0]["metrics"].items():
-        row = f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(name, base["a"])}</td>'
+        metric = cs[0]["specs"][name]
+        row = f'<tr><td class="id">{esc(name)}</td><td class="num">{cell_value(metric, base["a"])}</td>'
         for c in cs:
             m = c["metrics"][name]
             cls = m["verdict"] if m["highlight"] else ""
-            row += (f'<td class="num">{cell_value(name, m["b"])}</td>'
-                    f'<td class="num {cls}">{cell_delta(name, m["delta"])}</td>'
+            row += (f'<td class="num">{cell_value(metric, m["b"])}</td>'
+                    f'<td class="num {cls}">{cell_delta(metric, m["delta"])}</td>'
                     f'<td class="num">{cell_p(m)}</td><td class="{cls}">{esc(m["verdict_words"])}</td>')
         out.append(row + "</tr>")
     out.append("</tbody></table></div>")
@@ -206,8 +211,8 @@ def _swatch(i: int) -> str:
             f'stroke="{colour}" stroke-width="2.5"{dashes}/></svg>')
 
 
-def _which_k(doc: dict, page: dict) -> list[str]:
-    cs = comparisons(doc)
+def _which_k(report: DiffReport, page: dict) -> list[str]:
+    cs = comparisons(report)
     s = cs[0]["settings"]
     k, depth, n = s["k"], s["depth"], cs[0]["queries"]["scored"]
     names = list(page["curves"])
@@ -305,9 +310,10 @@ def _flips(c: dict, page: dict, index: int, many: bool) -> list[str]:
     return out
 
 
-def render(doc: dict, page: dict, notes: list[str | None] = ()) -> str:
-    """The whole page as one string; `notes` are lines every scoring command says about the gold set."""
-    cs = comparisons(doc)
+def render(report: DiffReport, page: dict) -> str:
+    """The whole page as one string: the diff report and its page data (`page_data`)."""
+    doc = report.doc
+    cs = comparisons(report)
     first = cs[0]
     if len(cs) == 1:
         title = f"ragdiff: A {first['a']['name']} vs B {first['b']['name']}"
@@ -337,9 +343,9 @@ def render(doc: dict, page: dict, notes: list[str | None] = ()) -> str:
         if c["regressions"]:
             ids = ", ".join(esc(f["query_id"]) for f in c["regressions"])
             out.append(f'<p class="warning"><strong>Regression queries that miss at k in B:</strong> {ids}</p>')
-    out += [f'<p class="warning">{esc(note)}</p>' for note in notes if note]
+    out += [f'<p class="warning">{esc(note)}</p>' for note in report.notes if note]
     out.append("</section>")
-    out += _which_k(doc, page)
+    out += _which_k(report, page)
     for index, c in enumerate(cs):
         out += _flips(c, page, index, len(cs) > 1)
     legend = " · ".join(f"{esc(g)} {esc(meaning)}" for g, meaning in vocab.legend())
@@ -349,3 +355,82 @@ def render(doc: dict, page: dict, notes: list[str | None] = ()) -> str:
             + (f" · corpus {esc(page['corpus'])}" if page.get("corpus") else "") + ".</p>", "</footer>"]
     out += [f"<script>{SCRIPT}</script>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
+
+
+TEXT_LIMIT = 4000  # characters of a chunk's text on the page; the rest is said, not shown
+
+
+def page_data(evals: list, gold, corpus=None) -> dict:
+    """For `ragdiff report`: each run's recall@j curve (j = 1 … depth), and for every query that flipped
+    against the baseline (evals[0]) each run's ranked list there — the top k, then every relevant chunk below
+    k with its rank or as not retrieved — with labels, scores, the rank in the other run, and chunk text."""
+    import polars as pl
+
+    from ragdiff.core.diff import flips as flip_ids
+    from ragdiff.core.metrics import aligned_frame, prepare, recall_curve
+
+    base = evals[0]
+    s = base.settings
+    curves = {ev.run.name: recall_curve(prepare(ev.run, gold, s), s, s.depth) for ev in evals}
+    flipped: list[str] = []
+    for ev in evals[1:]:
+        lost, gained = flip_ids(base, ev, s.k)
+        flipped += lost + gained
+    wanted = pl.Series(list(dict.fromkeys(flipped)), dtype=pl.String)
+    scoring = gold.qrels(s.level).filter(pl.col("query_id").is_in(wanted.implode()))
+    relevant = {(q, c) for q, c, g in scoring.iter_rows() if g is not None and g >= s.threshold}
+    labels: dict[tuple[str, str], tuple[str, int | None]] = {}
+    order = {"gold": 0, "evidence": 1, "not_relevant": 2}
+    judged = gold.judgments.filter(pl.col("query_id").is_in(wanted.implode()))
+    for q, c, grade, level in judged.select("query_id", "chunk_id", "grade", "level").iter_rows():
+        held = labels.get((q, c))
+        if held is None or order.get(level, 9) < order.get(held[0], 9):
+            labels[(q, c)] = (level, grade)
+    # only the rows the page can show: each run's top k, the relevant chunks, and these chunks' ranks in every
+    # run (300 flipped queries at depth 1,000: 600,000 rows shrink to about 12,000)
+    tops = {ev.run.name: aligned_frame(ev.run, gold).filter(pl.col("query_id").is_in(wanted.implode())
+                                                           & (pl.col("rank") <= s.depth))
+            for ev in evals}
+    shown = pl.concat([t.filter(pl.col("rank") <= s.k).select("query_id", "chunk_id") for t in tops.values()]
+                      + [pl.DataFrame(sorted(relevant), schema={"query_id": pl.String, "chunk_id": pl.String},
+                                      orient="row")]).unique()
+    ranks: dict[str, dict[str, dict[str, tuple[int, float | None]]]] = {}
+    for ev in evals:
+        frame = tops[ev.run.name].join(shown, on=["query_id", "chunk_id"], how="semi")
+        per: dict[str, dict[str, tuple[int, float | None]]] = {}
+        for q, c, rank, score in frame.select("query_id", "chunk_id", "rank", "score").iter_rows():
+            per.setdefault(q, {})[c] = (rank, score)
+        ranks[ev.run.name] = per
+    must: dict[str, list[str]] = {}
+    for q, c in sorted(relevant):
+        must.setdefault(q, []).append(c)
+
+    def rows(run: str, q: str) -> list[dict]:
+        got = ranks[run].get(q, {})
+        shown = sorted(((r, c, sc) for c, (r, sc) in got.items() if r <= s.k))
+        below = sorted(((got[c][0], c, got[c][1]) for c in must.get(q, []) if c in got and got[c][0] > s.k))
+        absent = [(None, c, None) for c in must.get(q, []) if c not in got]
+        out = []
+        for rank, chunk, score in shown + below + absent:
+            level, grade = labels.get((q, chunk), (None, None))
+            out.append({"rank": rank, "chunk_id": chunk, "score": score, "level": level, "grade": grade,
+                        "relevant": (q, chunk) in relevant, "below_k": rank is None or rank > s.k})
+        return out
+
+    lists = {ev.run.name: {q: rows(ev.run.name, q) for q in wanted} for ev in evals}
+    ranks_only = {run: {q: {c: r for c, (r, _) in per.items()} for q, per in by_q.items()}
+                  for run, by_q in ranks.items()}
+    chunks: dict[str, dict | None] = {}
+    if corpus is not None:
+        ids = {e["chunk_id"] for by_q in lists.values() for entries in by_q.values() for e in entries}
+        found = corpus.get_many(ids)
+        for cid in ids:
+            chunk = found.get(cid)
+            if chunk is None:
+                chunks[cid] = None  # not in the corpus
+                continue
+            more = len(chunk.text) - TEXT_LIMIT
+            chunks[cid] = {"title": chunk.title, "text": chunk.text[:TEXT_LIMIT] if more > 0 else chunk.text,
+                           "cut": max(0, more)}
+    return {"curves": curves, "lists": lists, "ranks": ranks_only, "chunks": chunks,
+            "corpus": None if corpus is None else str(corpus.path)}
