@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ragdiff.core import fmt, words
 from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, POWER
+from ragdiff.core.report.diff_doc import DiffReport, comparisons
 from ragdiff.core.words import JUDGED_ONLY_WORDS
 
 if TYPE_CHECKING:
@@ -88,9 +89,18 @@ def noise_heading(c: dict) -> str:
 
 def overlap_line(ov: dict) -> str:
     """How far the ranked lists moved, in one line (the document's overlap)."""
-    return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard {ov['mean_jaccard']:.2f}, "
-            f"RBO {fmt.number(ov['mean_rbo_k'], 'short')} · top {ov['depth']} RBO {ov['mean_rbo']:.2f} "
-            f"(p={ov['rbo_p']:g}: the top {ov['k']} carry {ov['rbo_weight_top_k']:.0%} of its weight)")
+    return (f"Lists moved (means; 1 = identical, 0 = disjoint): top {ov['k']} Jaccard "
+            f"{fmt.number(ov['mean_jaccard'], 'short')}, RBO {fmt.number(ov['mean_rbo_k'], 'short')} · top "
+            f"{ov['depth']} RBO {fmt.number(ov['mean_rbo'], 'short')} (p={ov['rbo_p']:g}: the top {ov['k']} carry "
+            f"{fmt.number(ov['rbo_weight_top_k'], 'percent')} of its weight)")
+
+
+def pass_note(report: DiffReport) -> str:
+    """What `--fail-on-regression` says when nothing failed."""
+    note = "PASS (--fail-on-regression): no regression-marked query misses at k in B"
+    if any(c["by_hand"] for c in comparisons(report)):
+        return note + f"; under {MIN_QUERIES_FOR_VERDICT} queries, metric drops are not tested"
+    return note + f", no metric drops with p < {report.doc['settings']['alpha']:g}"
 
 
 def first_gold(rank: int | None) -> str:

@@ -8,7 +8,7 @@ from ragdiff.core import fmt, words
 from ragdiff.core.metrics import Metric
 from ragdiff.core.report.cells import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta,
                                        cell_p, cell_value, cell_worth, first_gold, method_note, noise_heading,
-                                       overlap_line, scope_line)
+                                       overlap_line, pass_note, scope_line)
 from ragdiff.core.report.diff_doc import DiffReport, comparisons
 
 SHORT_LIST = 5  # flips and opportunity lists longer than this collapse in <details> in Markdown
@@ -180,11 +180,12 @@ def _md_slices(doc: dict, names: list[str], specs: dict[str, Metric]) -> list[st
     return out
 
 
-def markdown(report: DiffReport, failures: list[str] | None = None, show: int | None = 20) -> str:
+def markdown(report: DiffReport, failures: list[str] | None = None, show: int | None = 20, gate: bool = False) -> str:
     """GitHub-flavoured Markdown for a pull-request comment: the metrics table with Δ, p, CI and the verdict
     in words, the flips at k, the reranker's opportunity, the unjudged warning. Long lists collapse, and list
     at most `show` queries each (a GitHub comment holds 65,536 characters) unless under 30 were scored.
-    The report's notes (drafts waiting) are shown as notes."""
+    The report's notes (drafts waiting) are shown as notes; `gate` (--fail-on-regression): the failures, or
+    that it passed."""
     doc = report.doc
     cs = comparisons(report)
     first = cs[0]
@@ -211,4 +212,5 @@ def markdown(report: DiffReport, failures: list[str] | None = None, show: int | 
     out += [f"> {md_text(note)}\n" for note in report.notes if note]
     if failures:
         out += ["**FAIL (--fail-on-regression):**", ""] + [f"- {md_text(r)}" for r in failures] + [""]
-    return "\n".join(out).rstrip() + "\n"
+    text = "\n".join(out).rstrip() + "\n"
+    return text + f"\n**{pass_note(report)}**\n" if gate and not failures else text

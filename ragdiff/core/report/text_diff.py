@@ -11,7 +11,7 @@ from rich.text import Text
 from ragdiff.core import fmt, words
 from ragdiff.core.report.cells import (FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta, cell_p,
                                        cell_value, cell_worth, first_gold, method_note, noise_heading, overlap_line,
-                                       scope_line)
+                                       pass_note, scope_line)
 from ragdiff.core.report.diff_doc import DiffReport, comparisons
 from ragdiff.core.visible import visible
 
@@ -291,3 +291,13 @@ def print_report(report: DiffReport, show: int, console: Console) -> None:
         _details(console, c, show)
         if c is not cs[-1]:
             console.print()
+
+
+def print_gate(report: DiffReport, failures: list[str], console: Console) -> None:
+    """`--fail-on-regression`'s verdict: each reason it fails, or that it passes."""
+    if not failures:
+        console.print(Text(pass_note(report)))
+        return
+    _say(console, Text("FAIL (--fail-on-regression):", style="bold red"))
+    for reason in failures:
+        _say(console, Text(f"  - {visible(reason)}"))
