@@ -23,7 +23,7 @@ COMMANDS = {"eval": "eval_cmd", "diff": "diff_cmd", "report": "report_cmd", "run
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser. `command` (one of COMMANDS): only that command's module is imported and its
     parser built — what `main` does when the first word names a command, so `ragdiff diff ...` does not import
-    and build every other command (bench/RESULTS.md, "Load, session of 18:46"); anything else (`--help`,
+    and build every other command (bench/run_bench.py, the 1M pair); anything else (`--help`,
     `--version`, no command, an unknown one) gets the whole parser, whose help and errors list every command."""
     parser = argparse.ArgumentParser(
         prog="ragdiff",
@@ -47,7 +47,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 # Commands whose work is done when their handler returns (the report printed, every file they write closed):
 # the process may end without Python freeing each frame and module in turn — ~0.07 s of a 1.2 s `diff` of two
-# 1M-line runs (bench/RESULTS.md). mypy's hard_exit does the same. Only from the console script and
+# 1M-line runs (bench/run_bench.py). mypy's hard_exit does the same. Only from the console script and
 # `python -m ragdiff` (entry), never when main() is called in-process.
 HARD_EXIT_COMMANDS = frozenset({"eval", "diff"})
 # Of those, the ones that run without the cyclic garbage collector: in a `diff` of the 1M pair its ~110

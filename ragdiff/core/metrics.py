@@ -451,7 +451,7 @@ def rows_of_pairs(rows: pl.DataFrame, pairs: pl.DataFrame, how: str = "semi") ->
     rows through to the join (a million lines: 80,000). The hashes are taken eagerly, a slice of
     `_HASHED_ROWS` rows at a time: hashed whole, the two evaluations' 8-byte hashes of every row raised the 1M
     diff's peak by ~17 MiB; a slice at a time, the peak is as before and the 10M pair's fell 1,830 -> 1,390 MiB
-    (bench/RESULTS.md). The slices' masks are joined in order, so no engine's batch order is relied on (the
+    (bench/run_bench.py). The slices' masks are joined in order, so no engine's batch order is relied on (the
     streaming engine, polars 2's lazy default, does not promise it); tests/test_metrics.py holds every slice
     size against the plain join."""
     keys = pairs.select(_pair_hash()).to_series().implode()

@@ -452,7 +452,7 @@ def _load_plain_trec(path: Path, read: Callable[[], pl.DataFrame] | None = None)
     name the line and what is wrong.
 
     One streaming query: each batch of lines is read and checked (every field there, a finite score) into
-    one boolean a row, so the rank and tag columns never exist whole (bench/RESULTS.md: 30 MiB less at the
+    one boolean a row, so the rank and tag columns never exist whole (bench/run_bench.py: 30 MiB less at the
     peak of a million-line run, and as much less left in polars' allocator for the next run to stack on).
     `read`: that query's frame, already on its way (`start_run`, which checked the file is plain)."""
     if read is None:

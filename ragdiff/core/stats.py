@@ -179,7 +179,7 @@ def bootstrap_ci(diffs, resamples: int = DEFAULT_FLIPS, seed: int = DEFAULT_SEED
     # 64-bit one for the next call — only the sign test's int8 bits depend on their blocks, tests/test_stats.py),
     # and a small block is the allocator's to hand back and reuse: 8 MB blocks of 10,000 resamples of 1,000
     # queries were fresh memory each, faulted in page by page (huge pages: numpy asks for them from 4 MB): zeroing
-    # fresh pages fell from 7.8 % to 0.55 % of a `diff`'s CPU samples (perf, bench/RESULTS.md). Each resample's mean is the same sum of the same values in the same order: the
+    # fresh pages fell from 7.8 % to 0.55 % of a `diff`'s CPU samples (perf on bench/run_bench.py's 1M pair). Each resample's mean is the same sum of the same values in the same order: the
     # same numbers. mode="clip" only skips take's bounds check and the copy it buffers `out` through: every
     # index is in range.
     step = max(1, _GATHER_CELLS // (metrics * n))

@@ -20,7 +20,7 @@ from ragdiff.core.textio import BOM_CHAR
 def gc_paused():
     """Composing a 10,000-query file makes ~300,000 node objects; the cyclic collector, run again and again
     as they pile up, walked all of them each time: 3.7-4.5 s for load_gold against 1.0-1.1 s with it paused
-    (same file, same sitting, load 8). The nodes hold no cycles (aliases are refused), so nothing waits on
+    (bench/labels_bench.py's file, both measured side by side). The nodes hold no cycles (aliases are refused), so nothing waits on
     the collector; it runs as usual once the document is built."""
     was = gc.isenabled()
     gc.disable()
