@@ -54,7 +54,7 @@ def quit_while_held(folder: Path, script: str, args: list[str], ready: bytes, ke
     finally:
         release.touch()
         # a process that still does not end is killed with its session: on the old code of the judging queue's
-        # test one was left behind, spinning a core for 88 minutes and skewing every measurement of a session
+        # test one was left behind, spinning a core for 88 minutes and skewing every benchmark run meanwhile
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -57,7 +57,7 @@ def post_keys(app, *keys: str) -> None:
 async def keys_taken(pilot, count: int) -> None:
     """Wait until the app has taken `count` keys in all (their actions have run)."""
     app = pilot.app
-    for _ in range(3000):  # 30 s: a loaded machine (the suite beside six other engineers) is slow
+    for _ in range(3000):  # 30 s: a loaded machine (several suites on two cores) is slow
         if app.keys_done >= count:
             break
         await pilot.pause(0.01)

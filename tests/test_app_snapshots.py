@@ -104,7 +104,7 @@ def test_which_k_screen(lesson, snap_compare):
 
 def test_header_while_p_values_are_recomputed(sample_runs, tmp_path, snap_compare):
     """The demo after a mark, caught before the p-values are back: p=… stands where each verdict will be,
-    on the same three header lines as before the mark (bench/REVIEW.md, "Marks")."""
+    on the same three header lines as before the mark."""
     import shutil
 
     for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl"):

@@ -632,7 +632,7 @@ def test_beir_golden(tmp_path, target):
         lf.apply(Mark("q9", "x", "gold"))
 
 
-# ------------------------------------------------------------------------- the lead's loader agrees
+# ----------------------------------------------------------------------- the gold loader agrees
 
 
 def test_load_gold_reads_what_was_written(tmp_path):

@@ -37,8 +37,8 @@ LABELS = textwrap.dedent("""\
 
 # The child reports each save as ONE write() of a whole line. print("saved", q, c) is six writes when
 # PYTHONUNBUFFERED is set (as it is in the team's shells): a SIGKILL between them left a torn line such as
-# "saved q1", which the parent counted as a mark reported saved and missing from the file (the one failure
-# of last session; reproduced on purpose in test_a_kill_on_any_write_...).
+# "saved q1", which the parent counted as a mark reported saved and missing from the file (a failure this
+# test once had; reproduced on purpose in test_a_kill_on_any_write_...).
 MARKER = textwrap.dedent("""\
     import os, sys
     from ragdiff.core.labels import LabelFile, Mark

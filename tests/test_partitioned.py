@@ -242,7 +242,7 @@ def test_a_tidy_run_is_split_as_it_is(tmp_path, monkeypatch):
 @pytest.mark.parametrize("ends", ["\t", "\r\n", "\x0b", "\x0c"])
 def test_a_run_with_tabs_or_crlf_is_made_plain_in_one_translate(tmp_path, monkeypatch, ends):
     """Only its separators differ from a plain run's: the copy is made block by block in C (bytes.translate),
-    not line by line in Python (`_plain_line`, ~15x slower: bench/RESULTS.md) — the first line alone is."""
+    not line by line in Python (`_plain_line`, ~15x slower: bench/big_eval.py) — the first line alone is."""
     run, gold_path = write_case(tmp_path, 2)
     lines = run.read_text().splitlines()
     if ends == "\r\n":

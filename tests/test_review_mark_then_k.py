@@ -1,5 +1,5 @@
 """After one mark, a k the model had not shown yet scores as a model built afresh on the same labels (found by
-tests/test_app_model.py::test_random_marks_give_a_fresh_models_numbers, 17:35): the mark gave q08 a ninth
+tests/test_app_model.py::test_random_marks_give_a_fresh_models_numbers): the mark gave q08 a ninth
 relevant chunk, so the ideal rankings' deepest rank moved from 8 to 9, and ByK.with_query kept the plain sums
 asked for at k=8 (which kept every row before the mark) and read them at k=9: ndcg@9 0.68609 against 0.68560."""
 
