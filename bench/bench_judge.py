@@ -14,7 +14,7 @@ after it, no Pilot):
     .venv/bin/python bench/bench_judge.py [--queries 10000] [--tree /tmp/base]   # --tree: another checkout
     .venv/bin/python bench/bench_judge.py --pair bench/data/1000x1000   # run_a.trec, run_b.trec, qrels.txt there
 
-`--tree` runs another checkout's ragdiff with this same bench (a before/after in one sitting). Writes nothing
+`--tree` runs another checkout's ragdiff with this same bench (a before/after in the same rounds). Writes nothing
 but what it prints.
 """
 
@@ -145,8 +145,8 @@ async def measure(app_class, paths: dict[str, Path], depth: int) -> dict:
 
 
 async def open_judge(app) -> float:
-    """J pressed → the judging queue's screen up and refreshed, in ms (the first J builds the queue: in a
-    worker since the session of 22:30, on the UI thread before)."""
+    """J pressed → the judging queue's screen up and refreshed, in ms (the first J builds the queue, in a
+    worker)."""
     from ragdiff.app.judge import JudgeScreen
 
     done: list[float] = []

@@ -50,8 +50,8 @@ class TimedApp(ReviewApp):
 
     def on_mark_done(self, message) -> None:
         # Textual runs the handler of every class in the MRO that defines one, this one first, then
-        # ReviewApp.on_mark_done by itself: calling super() here as well (as this bench did until the session
-        # of 16:08) applied every Change to the model twice, and the second one was counted as "screen"
+        # ReviewApp.on_mark_done by itself: calling super() here as well (as this bench once
+        # did) applied every Change to the model twice, and the second one was counted as "screen"
         stamp = self.stamps[-1]
         stamp["change"] = time.perf_counter()
         model = self.model

@@ -18,9 +18,9 @@ with Pilot at 140×40, and measures inside the app's process:
 `--first-screen N` opens the review N times, each in a fresh process, and says where each first screen went,
 phase by phase (app start → mounted → the loading worker started → the gold set and the two runs read → the
 model built → Loaded handled → the screen drawn), wall and the process's CPU, and the medians. `--tree` runs
-another checkout's ragdiff with this same bench (a before/after in one sitting).
+another checkout's ragdiff with this same bench (a before/after in the same rounds).
 
-Writes nothing but what it prints; bench/REVIEW.md holds the numbers of a run.
+Writes nothing but what it prints; bench/RESULTS.md holds the current numbers.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ class TimedApp(ReviewApp):
     def on_loaded(self, message) -> None:
         self.loaded_at = time.perf_counter()
         # Textual runs the handler of every class in the MRO that defines one: this one first, then
-        # ReviewApp.on_loaded by itself. Calling super() here as well (as this bench did until the session of
-        # 18:46) ran ReviewApp.on_loaded twice: two fills of every list, two gc.freeze(), and the corpus index,
+        # ReviewApp.on_loaded by itself. Calling super() here as well (as this bench once
+        # did) ran ReviewApp.on_loaded twice: two fills of every list, two gc.freeze(), and the corpus index,
         # the p-values and the unjudged rows asked for twice. The callback runs once the screen has been
         # refreshed after both handlers (bench_marks had the same bug, cb66a0b)
         self.call_after_refresh(self._drawn)

@@ -1,6 +1,6 @@
 """Byte-compile the ragdiff source trees a bench is about to time, as an installed ragdiff is: pip compiles a
 package when it installs it, and a first run writes `__pycache__/` beside an editable install. This machine sets
-PYTHONDONTWRITEBYTECODE, so until then every timed run compiled ragdiff's modules from source (measured 19:55 on the
+PYTHONDONTWRITEBYTECODE, so until then every timed run compiled ragdiff's modules from source (measured on the
 1M pair: `diff --depth 1000` 0.93 s without bytecode, 0.89 s with; `--help` 60-70 ms against 45-50 ms), a cost no
 user pays twice. The libraries it is compared with (pytrec_eval, polars, numpy) were byte-compiled by pip already.
 """

@@ -4,7 +4,7 @@
 
 Writes into OUT (git-ignored): gold.yaml, a ragdiff label file in the shapes people write (flow and block
 lists, graded maps, evidence, not_relevant, comments, quoted ids such as "007"), about 1.9 MB for 10,000
-queries; run.jsonl, one line per query with DEPTH results (some of them gold). Then, in one sitting,
+queries; run.jsonl, one line per query with DEPTH results (some of them gold). Then, in one run,
 alternating one after the other for REPEAT rounds, each a fresh process timed with /usr/bin/time:
 
   bare-load   python -c "yaml.load(text, Loader=yaml.CSafeLoader)"   the floor: parsing the same file in C

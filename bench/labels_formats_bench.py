@@ -13,7 +13,7 @@ size times, median of REPEAT rounds, alternating YAML and JSON:
   load      load_gold: the whole gold set as the commands load it
 
 and checks that the two files read as the same judgments (else it says so: a speed-up that changes what is
-read is a bug). Prints a Markdown table with the load average of the sitting.
+read is a bug). Prints a Markdown table with the load average of the run.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", default="1000,10000,50000")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--before", type=Path, help="another ragdiff source tree, timed in the same sitting")
+    ap.add_argument("--before", type=Path, help="another ragdiff source tree, timed in the same rounds")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "label_formats")
     args = ap.parse_args(argv)
     sizes = [int(n) for n in args.queries.split(",")]

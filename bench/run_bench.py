@@ -4,7 +4,7 @@
     python bench/run_bench.py --sizes 1000x1000,10000x1000 --repeat 3
     python bench/run_bench.py --sizes 10000x1000 --repeat 1 --tools ragdiff-diff,ragdiff-eval --no-check
     python bench/run_bench.py --profile             # also writes bench/profile_diff.txt
-    python bench/run_bench.py --depths 10,100,1000 --before /tmp/base   # depth sweep, before/after in one sitting
+    python bench/run_bench.py --depths 10,100,1000 --before /tmp/base   # depth sweep, before/after in the same rounds
 
 For each size it generates (once, seeded) two runs and graded qrels into bench/data/NxD/ with
 bench/generate.py, then runs -- one process at a time, turn by turn, every tool once per round -- each tool
@@ -530,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated --depth values for ragdiff-diff, each its own row (default {DEPTH})")
     parser.add_argument("--before", type=Path, metavar="DIR",
                         help="also run the ragdiff commands from this source tree (e.g. `git archive main | tar -x "
-                             "-C DIR`), interleaved in the same rounds: a before/after in one sitting")
+                             "-C DIR`), interleaved in the same rounds: a before/after")
     parser.add_argument("--tools", default=",".join(DEFAULT_TOOLS),
                         help=f"comma-separated, from {','.join(ALL_TOOLS)} (default: all)")
     parser.add_argument("--no-check", dest="check", action="store_false", help="skip the per-query agreement check")

@@ -4,7 +4,7 @@ round by round so load on the machine hits every command alike; the median of th
     python bench/startup.py [--rounds 21] [--before DIR]
 
 --before DIR also times `python -m ragdiff --help` and `eval --help` from another source tree (e.g. `git archive
-main | tar -x -C DIR`), in the same rounds, for a before/after in one sitting.
+main | tar -x -C DIR`), in the same rounds, for a before/after.
 
 The yardstick is `python -c "import argparse, json, pathlib"` on the same interpreter; the target is
 `ragdiff --help` and `ragdiff eval --help` within 3x of it. It also lists the heavy libraries each command

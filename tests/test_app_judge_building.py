@@ -282,7 +282,7 @@ async def test_a_q_after_a_key_held_for_the_queue_is_the_queues(lesson, settled,
 
 
 async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monkeypatch, gates):
-    """While the queue is built, the only thread in judge's or threads.detached's code is the build's own (a
+    """While the queue is built, the only thread in judge.py's or threads.detached's code is the build's own (a
     daemon): the worker awaits it on the event loop, so the app's cancelling it as it ends is seen at once and
     nothing polls for it. Before, a thread worker sat in detached (then in judge.py), waking every 50 ms to look
     for a cancel, and the end of the process waited for its next look."""

@@ -125,7 +125,7 @@ def legend_table(legend: Legend) -> Table:
 class HelpScreen(ModalScreen[None]):
     """Keys and legend. Below 130 columns they stand one above the other and are taller than a small terminal
     (69 lines at 80x24): the box scrolls on purpose — it has the focus, so ↑↓ PgUp PgDn Home End scroll it,
-    and j k space as in the judge's chunk text — and its subtitle says which lines are showing of how many
+    and j k space as in the judging queue's chunk text — and its subtitle says which lines are showing of how many
     (only when it scrolls: where it all fits, it says so by saying nothing about scrolling)."""
 
     # keys and legend side by side from 130 columns, the legend under the keys below that
