@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.export import trec_eval_name
+from ragdiff.core.report.trec_eval import trec_eval_name
 from ragdiff.core.metrics import parse_metric
 from ragdiff.core.runs import load_run
 

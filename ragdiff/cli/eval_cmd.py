@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if args.trec_eval:
         import sys
 
-        from ragdiff.core.export import trec_eval_text
+        from ragdiff.core.report.trec_eval import trec_eval_text
 
-        sys.stdout.write(trec_eval_text(report.evals, report.per_query))
+        sys.stdout.write(trec_eval_text(report))
     elif args.json:
         from ragdiff.core.report.as_json import dumps, eval_json
 

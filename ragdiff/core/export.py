@@ -26,9 +26,8 @@ import polars as pl
 from ragdiff.core import textio
 from ragdiff.core.corpus import Corpus
 from ragdiff.core.errors import InputError
-from ragdiff.core.fmt import number
 from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval, query_table
+from ragdiff.core.metrics import EvalSettings, RunEval, query_table
 from ragdiff.core.runs import RUN_SCHEMA
 
 
@@ -178,46 +177,7 @@ def qrels_text(gold: Gold, level: str = "gold") -> str:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# eval's exports: trec_eval's -q layout and the per-query table
-
-TREC_EVAL_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f": measure, topic, value
-
-
-def trec_eval_name(metric: Metric) -> str | None:
-    """trec_eval's name for a ragdiff metric, None when trec_eval has no such measure (mrr@k, judged@k: its unj_k
-    counts differently, DESIGN.md). The whole-ranking measures of ndcg and map carry ragdiff's own name there."""
-    name = metric.spec.trec_eval
-    if name is None:
-        return None
-    if "{k}" not in name:
-        return name if metric.k is None else None
-    return metric.family if metric.k is None else name.format(k=metric.k)
-
-
-def trec_eval_text(evals: list[RunEval], per_query: bool) -> str:
-    """trec_eval's output for each run, one after another: with `per_query` (trec_eval -q) every scored query's
-    lines in trec_eval's topic order (ids in byte order), each the metrics in the order asked; then the `all`
-    lines: runid (the run's name), num_q (queries scored) and each metric's mean. Only the metrics trec_eval
-    has (trec_eval_name)."""
-    out: list[str] = []
-
-    def line(measure: str, topic: str, value: str) -> None:
-        out.append(f"{measure:<{TREC_EVAL_WIDTH}}\t{topic}\t{value}\n")
-
-    for ev in evals:
-        shared = [(m.name, trec_eval_name(m)) for m in ev.metrics if trec_eval_name(m) is not None]
-        if per_query and shared:
-            rows = ev.per_query.select("query_id", *[n for n, _ in shared]).sort("query_id")
-            columns = [rows.get_column(n).to_list() for n, _ in shared]
-            for i, qid in enumerate(rows.get_column("query_id").to_list()):
-                for (_, measure), values in zip(shared, columns):
-                    line(measure, qid, number(values[i], "eval"))
-        line("runid", "all", "".join(ev.run.name.split()) or "ragdiff")
-        line("num_q", "all", str(len(ev.queries.scored)))
-        for name, measure in shared:
-            line(measure, "all", number(ev.means.get(name), "eval"))
-    return "".join(out)
-
+# eval's per-query table (trec_eval's -q layout is a renderer of the eval report: core/report/trec_eval.py)
 
 def per_query_table(evals: list[RunEval], gold: Gold) -> pl.DataFrame:
     """One row per run and gold query that is scored or unanswerable (gold order, runs in turn): query, run,
