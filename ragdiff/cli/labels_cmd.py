@@ -56,13 +56,30 @@ def add_edit_parsers(commands) -> None:
                     "as unanswerable until someone judges its chunks (ragdiff judge or review). A file with no "
                     "query yet (empty, comments only, `queries:` alone or `queries: []`) gets a block list.")
     add_label_file(add, "the ragdiff label file (YAML or JSON)")
-    add.add_argument("text", metavar="TEXT", help="the query as a user typed it")
+    add.add_argument("text", metavar="TEXT", nargs="?", help="the query as a user typed it (or --from LOG)")
     add.add_argument("--id", dest="query_id", metavar="Q", help="its id (default: the text is the id)")
     add.add_argument("--regression", action="store_true",
                      help="mark it regression: true (a written-down failure; diff --fail-on-regression guards it)")
     add.add_argument("--tag", dest="tags", action="append", default=[], metavar="T", help="a tag (repeatable)")
+    add_log_options(add, "append the log's queries that the file does not have yet (folded as labels init does; "
+                         "each one journaled, so labels undo takes them back one at a time)")
     add_reviewer(add)
     add.set_defaults(handler=run_add)
+
+    init = commands.add_parser(
+        "init", help="a new label file from a query log (CSV, TSV, JSONL or text)",
+        description="Start a label file from real traffic: a query log in CSV, TSV, JSONL or plain text (one "
+                    "query a line). Exact duplicates (case, white space, punctuation aside) fold into one query "
+                    "with a count; near-duplicates (reworded, or one slip in a long word) are grouped under their "
+                    "most frequent spelling with the others as variants; a query the log marks failed is always "
+                    "kept (regression: true); with a conversation column a follow-up keeps the query before it as "
+                    "context. --sample N draws N, spread evenly over frequency bands (1, 2-3, 4-7, ... lines) so "
+                    "the rare tail is not lost to the frequent head. Every query is unjudged. An existing GOLD is "
+                    "never overwritten (labels add GOLD --from LOG appends).")
+    init.add_argument("gold", type=Path, metavar="GOLD", help="the label file to create (YAML)")
+    add_log_options(init, "the query log", required=True)
+    init.add_argument("--corpus", type=Path, help="record this corpus (path and sha256) in the new file")
+    init.set_defaults(handler=run_init)
 
     snap = commands.add_parser(
         "snapshot", help="record the corpus path and sha256 in the label file",
@@ -95,6 +112,25 @@ def add_edit_parsers(commands) -> None:
     stale.add_argument("--corpus", type=Path, help="the corpus now in use (default: the one the label file names)")
     stale.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     stale.set_defaults(handler=run_stale)
+
+
+def add_log_options(parser: argparse.ArgumentParser, help: str, required: bool = False) -> None:
+    parser.add_argument("--from", dest="log", type=Path, metavar="LOG", required=required, help=help)
+    parser.add_argument("--column", metavar="NAME", help="the log's query column (default: the one named query, "
+                        "question, search, ... or the one column of text)")
+    parser.add_argument("--sample", type=_positive, metavar="N", help="draw N queries (stratified by frequency, "
+                        "failed ones always kept); default: all")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed (default 0)")
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of queries, 1 or more, not {text!r}")
+    return n
 
 
 def _age(text: str) -> int:
@@ -180,7 +216,114 @@ def _write(args: argparse.Namespace, action) -> int:
 
 
 def run_add(args: argparse.Namespace) -> int:
+    from ragdiff.core.errors import UsageError
+
+    if args.log is not None:
+        if args.text is not None or args.query_id is not None or args.regression or args.tags:
+            raise UsageError("labels add takes either TEXT (with --id, --regression, --tag) or --from LOG, not both")
+        return run_add_from(args)
+    if args.text is None:
+        raise UsageError("labels add needs the query's TEXT, or --from LOG")
+    if args.column is not None or args.sample is not None:
+        raise UsageError("--column and --sample go with --from LOG")
     return _write(args, lambda labels: labels.add_query(args.text, args.query_id, args.regression, args.tags))
+
+
+def _folded(args: argparse.Namespace, taken: set[str], known: set[str] | None = None):
+    """The log read and folded, then (with --sample) drawn; `known`: folded texts the file has (skipped).
+    Returns (log, queries, skipped, sentences)."""
+    from ragdiff.core import querylog
+
+    df, info = querylog.read_log(args.log, args.column)
+    log = querylog.fold(args.log, df, info, taken)
+    queries, skipped = log.queries, []
+    if known:
+        skipped = [q for q in queries if querylog.folded_keys(q) & known]
+        queries = [q for q in queries if not querylog.folded_keys(q) & known]
+    said = [querylog.summary(log)]
+    if skipped:
+        said.append(f"{len(skipped)} already in {args.gold} (by folded text), skipped")
+    if args.sample is not None and queries:
+        if args.sample >= len(queries):
+            said.append(f"--sample {args.sample} is not fewer than the {len(queries)} queries there are: all taken")
+        else:
+            queries, bands = querylog.sample(queries, args.sample, args.seed)
+            said.append(querylog.sample_sentence(args.sample, args.seed, queries, bands))
+    return log, queries, skipped, said
+
+
+def _print_groups(log) -> None:
+    from ragdiff.core import querylog
+    from ragdiff.core.visible import visible
+
+    for line in querylog.group_lines(log):
+        print(visible(line))
+
+
+def run_init(args: argparse.Namespace) -> int:
+    from ragdiff.core import querylog
+    from ragdiff.core.textio import write_file
+    from ragdiff.core.visible import visible
+
+    gold = args.gold
+    if gold.exists() or gold.is_symlink():
+        raise InputError(gold, "already exists; labels init never overwrites a label file (to append the log's new "
+                               f"queries: ragdiff labels add {gold} --from {args.log})")
+    if gold.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError(gold, "labels init writes a YAML label file; expected a name ending in .yaml or .yml")
+    if not gold.parent.is_dir():
+        raise InputError(gold, f"no such folder {gold.parent}")
+    log, queries, _skipped, said = _folded(args, set())
+    corpus = None
+    if args.corpus is not None:
+        from ragdiff.core.gold import file_sha256
+        from ragdiff.core.textio import check_file
+
+        check_file(args.corpus)
+        corpus = (_relative_to(gold, args.corpus), file_sha256(args.corpus))
+    try:
+        text = querylog.render(queries, log.path.name, "; ".join(said[:1]), corpus)
+    except ValueError as err:
+        raise InputError(gold, str(err)) from None
+    write_file(gold, text.encode("utf-8"), inputs=(args.log,), replace=False)  # never over a file, even a new one
+    print(visible(f"{gold}: {len(queries)} unjudged quer{'y' if len(queries) == 1 else 'ies'} written"))
+    for sentence in said:
+        print(visible(sentence))
+    _print_groups(log)
+    return 0
+
+
+def run_add_from(args: argparse.Namespace) -> int:
+    from ragdiff.core import querylog
+    from ragdiff.core.visible import visible
+
+    labels = open_labels(args)
+    known = querylog.known_keys([t if t is not None else q for q, t in labels.texts.items()])
+    log, queries, skipped, said = _folded(args, set(labels.queries), known)
+    if not queries:
+        raise InputError(args.log, f"nothing to add: all {log.distinct} of its queries are already in {args.gold} "
+                                   "(by folded text)")
+    added = 0
+    try:
+        for q in queries:
+            extra, tags = querylog.entry_of(q, log.path.name)
+            labels.add_query(q.text, q.id, q.failed, tags, extra)
+            added += 1
+    except LABEL_ERRORS() as err:
+        raise InputError(args.gold, f"{err} ({added} of {len(queries)} added before it; labels undo takes "
+                                    "each back)") from None
+    print(visible(f"{args.gold}: {added} unjudged quer{'y' if added == 1 else 'ies'} added from {args.log}"))
+    for sentence in said:
+        print(visible(sentence))
+    _print_groups(log)
+    return 0
+
+
+def _relative_to(gold: Path, corpus: Path) -> str:
+    """The corpus path as the label file should say it: relative to the label file's folder when it can be."""
+    folder = Path(os.path.realpath(gold)).parent
+    real = Path(os.path.realpath(corpus))
+    return Path(os.path.relpath(real, folder) if real.is_relative_to(folder) else str(real)).as_posix()
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
@@ -189,11 +332,8 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
     check_file(args.corpus)
     sha256 = file_sha256(args.corpus)
-    # the path as the label file should say it: relative to the label file's folder when it can be
-    folder = Path(os.path.realpath(args.gold)).parent
-    corpus = Path(os.path.realpath(args.corpus))
-    path = os.path.relpath(corpus, folder) if corpus.is_relative_to(folder) else str(corpus)
-    return _write(args, lambda labels: labels.set_corpus(Path(path).as_posix(), sha256))
+    path = _relative_to(args.gold, args.corpus)
+    return _write(args, lambda labels: labels.set_corpus(path, sha256))
 
 
 def run_undo(args: argparse.Namespace) -> int:

@@ -261,10 +261,10 @@ def check_not_input(path: Path, inputs) -> None:
                                    "nothing was written")
 
 
-def write_file(path: Path, data: bytes, inputs=()) -> None:
+def write_file(path: Path, data: bytes, inputs=(), replace: bool = True) -> None:
     """A file a command was asked to write (`-o`): write_atomic, and every way it cannot be written (a folder,
     a folder that is missing or is a file, no permission, one of the command's `inputs` or inside an input
-    folder) bad input naming the path (exit 2)."""
+    folder; with replace=False, a file already there) bad input naming the path (exit 2)."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
@@ -274,13 +274,17 @@ def write_file(path: Path, data: bytes, inputs=()) -> None:
         what = "is a file" if directory.exists() else "does not exist"
         raise InputError(path, f"the folder {directory} {what}; expected an existing folder to write into")
     try:
-        write_atomic(path, data)
+        write_atomic(path, data, replace)
+    except FileExistsError:
+        raise InputError(path, "already exists; nothing was written") from None
     except OSError as err:
         raise InputError(path, f"cannot write: {err.strerror or err}") from None
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a whole file or nothing: a temporary file beside it, fsync, rename over the target."""
+def write_atomic(path: Path, data: bytes, replace: bool = True) -> None:
+    """Write a whole file or nothing: a temporary file beside it, fsync, rename over the target — or with
+    replace=False hard-link it to the name, which fails (FileExistsError) if the name is taken, even by a file
+    that appeared after any check."""
     import os
     import stat
     import tempfile
@@ -297,7 +301,11 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            os.unlink(tmp)
     except BaseException:
         try:
             os.unlink(tmp)

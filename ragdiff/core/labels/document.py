@@ -132,7 +132,8 @@ class LabelDoc:
     def quote_style(self) -> str | None:
         return None
 
-    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
+    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str],
+                       extra: list[tuple[str, object]] = ()) -> str:
         """The whole new text with one query appended (`labels add`). LabelFormatError when the format has
         no place for it."""
         from ragdiff.core.labels.errors import LabelFormatError

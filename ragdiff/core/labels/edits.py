@@ -14,6 +14,7 @@ quotes, with escapes for anything non-printable and for the line breaks YAML kno
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -81,6 +82,7 @@ _CORE_12 = re.compile(
 _RESOLVER_11 = yaml.resolver.Resolver()
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a log's queries repeat words like `true`; the resolver is ~10 us a call
 def _reads_as_string(s: str) -> bool:
     """Would both a YAML 1.1 reader (PyYAML's implicit resolvers) and a YAML 1.2 one read this plain
     scalar as a string?"""
@@ -101,7 +103,12 @@ def _yaml_printable(ch: str) -> bool:
     ) and ch != BOM_CHAR
 
 
+_DOUBLE_AS_IS = re.compile(r'[ !#-\[\]-~]*\Z')  # printable ASCII but `"` and `\`: written as it is
+
+
 def _yaml_double(s: str) -> str:
+    if _DOUBLE_AS_IS.match(s):
+        return '"' + s + '"'
     out = []
     for ch in s:
         if ch == '"':

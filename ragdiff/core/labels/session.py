@@ -160,6 +160,11 @@ class LabelFile:
     def queries(self) -> list[str]:
         return list(self._snap.doc.order)
 
+    @property
+    def texts(self) -> dict[str, str | None]:
+        """Each query's text as the file says it (None where it has only an id)."""
+        return dict(self._snap.doc.texts)
+
     def current_label(self, query_id: str, chunk_id: str) -> tuple[str, int | None]:
         """(level, grade) as the gold loader reads it: ("gold", 3), ("gold", 1) for a plain list entry,
         ("evidence", 1), ("not_relevant", 0), or ("none", None) when unjudged (also for a query the file
@@ -922,9 +927,10 @@ class LabelFile:
     # ------------------------------------------------------------------ file-level edits
 
     def add_query(self, text: str, query_id: str | None = None, regression: bool = False,
-                  tags: list[str] | tuple[str, ...] = ()) -> Edit:
+                  tags: list[str] | tuple[str, ...] = (), extra: list[tuple[str, object]] = ()) -> Edit:
         """Append one query (`labels add`): atomic, journaled, undone by `undo(edits=True)`. Without an id
-        the text is the query's id, as the label file reads it."""
+        the text is the query's id, as the label file reads it. `extra`: keys of the file's own written after
+        the text (a query from a log: count, source, variants, context; yaml_doc.entry_fields)."""
         qid = query_id if query_id is not None else text
         if not isinstance(text, str) or not text.strip():
             raise LabelFormatError("a query needs its text; nothing was written")
@@ -941,7 +947,7 @@ class LabelFile:
             if same:
                 raise LabelFormatError(f"{self.name} already has a query with this text ({same[0]!r}); nothing was "
                                        "written")
-            return doc.plan_add_query(query_id, text, regression, tags)
+            return doc.plan_add_query(query_id, text, regression, tags, extra)
 
         def check(old: LabelDoc, new: LabelDoc) -> bool:
             expected = old.state()

@@ -19,7 +19,7 @@ from pathlib import Path
 from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.document import LabelDoc, check_unique_here, read_chunks, scalar_text
-from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start, _reads_as_string
+from ragdiff.core.labels.edits import _Edits, _eol_after, _insert_line, _line_start, _reads_as_string, yaml_id
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.spans import (
     MappingNode,
@@ -490,16 +490,14 @@ class YamlLabelDoc(LabelDoc):
         root = to_node(self.whole_root())
         return {k.value: (k, v) for k, v in root.pairs if k.kind == "scalar"}
 
-    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str]) -> str:
+    def plan_add_query(self, qid: str | None, text: str, regression: bool, tags: list[str],
+                       extra: list[tuple[str, object]] = ()) -> str:
         """`  - id: Q` / `    text: …` (and regression, tags) as new lines after the last query, in the
         file's own indentation; without an id the text is the id (DESIGN's default). In a flow list (every
-        JSON label file) one `{id, text, …}` after the last query, on its own line where they stand one a line."""
+        JSON label file) one `{id, text, …}` after the last query, on its own line where they stand one a line.
+        `extra`: keys of the file's own after the text (a query from a log: count, source, variants, context)."""
         ed = self.editor()
-        fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
-        if regression:
-            fields.append(("regression", "true"))
-        if tags:
-            fields.append(("tags", "[" + ", ".join(ed.fmt_id(t) for t in tags) + "]"))
+        fields = entry_fields(ed, qid, text, regression, tags, extra)
         if self.dialect == "yaml" and self._empty_start(ed, fields):
             return ed.result()
         _key, seq = self._top()["queries"]
@@ -515,7 +513,7 @@ class YamlLabelDoc(LabelDoc):
         if not prefix.rstrip(" \t").endswith("-") or prefix.strip(" \t-") != "":
             raise LabelFormatError("the last query does not start its own `- ` line; nothing was written")
         pos = _eol_after(t, content_end(t, last))
-        ed.add(*_insert_line(t, pos, _block_entry(prefix, fields, ed.nl), ed.nl))
+        ed.add(*_insert_line(t, pos, block_entry(prefix, fields, ed.nl), ed.nl))
         return ed.result()
 
     def _empty_start(self, ed: _Edits, fields: list[tuple[str, str]]) -> bool:
@@ -524,7 +522,7 @@ class YamlLabelDoc(LabelDoc):
         alone, or in place of a block file's `queries: []`. False when the file is not one of these (a
         flow list that holds queries, or a flow root, keeps its flow style)."""
         t = self.text
-        entry = _block_entry("  - ", fields, ed.nl)
+        entry = block_entry("  - ", fields, ed.nl)
         if self.blank:
             ed.add(*_insert_line(t, len(t), "queries:" + ed.nl + entry, ed.nl))
             return True
@@ -658,7 +656,28 @@ class YamlLabelDoc(LabelDoc):
         ed.add(*_insert_line(t, pos, indent + name + ": " + value, ed.nl))
 
 
-def _block_entry(prefix: str, fields: list[tuple[str, str]], nl: str) -> str:
+def entry_fields(ed: _Edits, qid: str | None, text: str, regression: bool, tags: list[str],
+                 extra: list[tuple[str, object]] = ()) -> list[tuple[str, str]]:
+    """A new query's keys and values as written, in order: id, text, the extra keys (a string, a whole number,
+    or a map of string to number), regression, tags."""
+    fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
+    for key, value in extra:
+        if isinstance(value, dict):
+            written = "{" + ", ".join(f"{ed.fmt_id(k) if ed.dialect == 'json' else yaml_id(k, chr(34))}: {int(v)}"
+                                      for k, v in value.items()) + "}"
+        elif isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise TypeError(f"{key}: a string, a whole number or a map of them, not {type(value).__name__}")
+        else:
+            written = str(value) if isinstance(value, int) else _text_scalar(ed, value)
+        fields.append((key, written))
+    if regression:
+        fields.append(("regression", "true"))
+    if tags:
+        fields.append(("tags", "[" + ", ".join(ed.fmt_id(t) for t in tags) + "]"))
+    return fields
+
+
+def block_entry(prefix: str, fields: list[tuple[str, str]], nl: str) -> str:
     """One query as block lines: `prefix` (its `- ` and indentation) before the first field, the others under it."""
     indent = " " * len(prefix)
     return nl.join([prefix + f"{fields[0][0]}: {fields[0][1]}"] + [indent + f"{k}: {v}" for k, v in fields[1:]])
