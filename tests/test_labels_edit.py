@@ -120,15 +120,17 @@ def test_snapshot_adds_exactly_the_corpus_entry(sample, capsys):
     assert sample.read_text() == without
 
 
-def test_snapshot_then_a_changed_corpus_fails_strict_eval_naming_both_hashes(sample, capsys):
+def test_snapshot_then_a_changed_judged_chunk_fails_strict_eval_naming_it(sample, capsys):
     corpus = sample.parent / "corpus.jsonl"
     assert _run(capsys, "labels", "snapshot", sample, "--corpus", corpus)[0] == 0
-    recorded = hashlib.sha256(corpus.read_bytes()).hexdigest()
-    with corpus.open("a") as fh:
+    with corpus.open("a") as fh:  # a chunk nobody judged: not a reason to stop
         fh.write('{"id": "new#0", "text": "added later"}\n')
-    changed = hashlib.sha256(corpus.read_bytes()).hexdigest()
     code, _, err = _run(capsys, "eval", SAMPLE / "bm25.jsonl", "--gold", sample, "--corpus", corpus, "--strict-corpus")
-    assert code == 2 and recorded in err and changed in err
+    assert code == 0 and err == ""
+    corpus.write_text(corpus.read_text().replace("Serialize ``obj`` to a JSON formatted ``str``",
+                                                 "Serialize ``obj`` to JSON", 1))
+    code, _, err = _run(capsys, "eval", SAMPLE / "bm25.jsonl", "--gold", sample, "--corpus", corpus, "--strict-corpus")
+    assert code == 2 and "1 judged chunk changed text" in err and "q01" in err
 
 
 def _days_ago(n: int) -> str:
@@ -160,12 +162,14 @@ def test_stale_lists_old_never_read_and_other_snapshot_queries(tmp_path, capsys)
     code, out, _ = _run(capsys, "labels", "stale", gold)
     assert "2 of 5 queries due for a re-read" in out and "never reviewed" in out and "200 days ago" in out
 
-    with corpus.open("a") as fh:  # the corpus changes under the labels
+    with corpus.open("a") as fh:  # a chunk arrives: no judged chunk changed, nothing more to re-read
         fh.write('{"id": "c3", "text": "three"}\n')
-    assert _stale(capsys, gold) == ["a", "b", "c", "d", "e"]  # the corpus the file names, beside it
+    assert _stale(capsys, gold) == ["b", "c"]
     other = tmp_path / "v1.jsonl"
-    other.write_text('{"id": "c1", "text": "one"}\n{"id": "c2", "text": "two"}\n')
-    assert _stale(capsys, gold, "--corpus", other) == ["b", "c"]  # the snapshot the file records
+    other.write_text('{"id": "c1", "text": "one!"}\n{"id": "c2", "text": "two"}\n')
+    assert _stale(capsys, gold, "--corpus", other) == ["a", "b", "c", "d"]  # c1 changed text: its queries
+    (tmp_path / "gold.yaml.ragdiff-snapshot.json").unlink()  # without the fingerprints: the whole corpus's sha
+    assert _stale(capsys, gold) == ["a", "b", "c", "d", "e"]
 
     # the new corpus recorded today: what was looked at before today was labelled against the old one
     assert _run(capsys, "labels", "snapshot", gold, "--corpus", corpus)[0] == 0

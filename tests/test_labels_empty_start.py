@@ -63,5 +63,5 @@ def test_a_snapshot_of_an_empty_file_is_refused_and_writes_nothing(tmp_path, cap
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "a", "text": "x"}\n')
     assert main(["labels", "snapshot", str(path), "--corpus", str(corpus)]) == 2
-    assert "no queries yet" in capsys.readouterr().err
+    assert ": the file is empty" in capsys.readouterr().err  # nothing to fingerprint, no place to say it
     assert path.read_text() == ""

@@ -69,6 +69,8 @@ def test_a_label_file_reached_through_a_link_finds_the_corpus_beside_the_file_it
     assert "path: corpus.jsonl" in (copy / "gold.yaml").read_text()
     capsys.readouterr()
     assert main(["eval", str(copy / "bm25.jsonl"), "--gold", str(link), "--strict-corpus"]) == 0
+    assert (copy / "gold.yaml.ragdiff-snapshot.json").is_file()  # the fingerprints beside the real file
+    (copy / "gold.yaml.ragdiff-snapshot.json").unlink()  # the whole corpus's sha alone, as before them
     with (copy / "corpus.jsonl").open("a") as fh:
         fh.write('{"id": "new#0", "text": "a chunk added since the labels were made"}\n')
     capsys.readouterr()

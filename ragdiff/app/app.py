@@ -403,8 +403,16 @@ class ReviewApp(MarkPath, OrderedKeysApp):
         note = None
         recorded = self.model.gold.corpus_sha256
         if recorded and self.corpus.error is None and file_sha256(self.corpus.path) != recorded:
-            note = (f"{self.corpus.path.name} is not the corpus snapshot {self.inputs.gold.name} records: a score "
-                    "change may be the data's, not the retriever's")
+            from ragdiff.core.errors import InputError
+            from ragdiff.core.stale import chunk_check
+
+            try:  # with the chunk fingerprints, only a judged chunk that changed or vanished is worth a word
+                check = chunk_check(self.model.gold, self.corpus.path)
+            except InputError as err:
+                check, note = None, str(err)
+            if note is None and (check is None or check.flagged):
+                note = (f"{self.corpus.path.name} is not the corpus snapshot {self.inputs.gold.name} records: a "
+                        "score change may be the data's, not the retriever's")
         self.post_message(CorpusReady(count, self.corpus.error, note))
 
     def on_corpus_ready(self, message: CorpusReady) -> None:

@@ -209,12 +209,31 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
         raise InputError(corpus, "no such corpus file")
     actual = file_sha256(corpus)
     if actual != gold.corpus_sha256:
+        from ragdiff.core.stale import chunk_check
+
+        check = chunk_check(gold, corpus)
+        if check is not None:  # chunk by chunk: only a judged chunk that changed or vanished matters
+            return _chunks_warning(gold, check, corpus, strict)
         if strict:
             raise InputError(corpus, f"--strict-corpus: sha256 {actual} is not the snapshot {gold.path} was labelled "
                                      f"against (sha256 {gold.corpus_sha256}); expected that corpus")
         return (f"warning: {corpus} is not the corpus {gold.path} was labelled against (sha256 {actual[:12]}… ≠ "
                 f"{gold.corpus_sha256[:12]}…): a score change may be the data's, not the retriever's.")
     return None
+
+
+def _chunks_warning(gold: Gold, check, corpus: Path, strict: bool) -> str | None:
+    """New chunks alone are not a reason to re-judge: say something only when a judged chunk changed or went."""
+    if not check.flagged:
+        return None
+    queries = sorted(check.per_query)
+    said = (f"since {gold.path}'s snapshot {len(check.changed)} judged chunk{'s' if len(check.changed) != 1 else ''} "
+            f"changed text and {len(check.vanished)} vanished from {corpus}, in {len(queries)} "
+            f"quer{'y' if len(queries) == 1 else 'ies'} ({', '.join(queries[:5])}{', …' if len(queries) > 5 else ''})")
+    if strict:
+        raise InputError(corpus, f"--strict-corpus: {said}; expected the labels' chunks as they were judged "
+                                 "(ragdiff labels stale lists them)")
+    return f"warning: {said}: their scores may be the data's, not the retriever's (ragdiff labels stale lists them)."
 
 
 def stdout_console(width: int | None = None) -> Console:

@@ -82,10 +82,12 @@ def add_edit_parsers(commands) -> None:
     init.set_defaults(handler=run_init)
 
     snap = commands.add_parser(
-        "snapshot", help="record the corpus path and sha256 in the label file",
+        "snapshot", help="record the corpus (path, sha256, and a fingerprint of every labelled chunk)",
         description="Record `corpus: {path, sha256}` in the label file, the snapshot its labels refer to: only "
-                    "that entry changes (journaled, undone by labels undo). Scoring commands then warn, or with "
-                    "--strict-corpus stop, when given another corpus.")
+                    "that entry changes (journaled, undone by labels undo); and a fingerprint of every chunk the "
+                    "labels name, with the corpus's size, in GOLD.ragdiff-snapshot.json beside it. Scoring "
+                    "commands then warn, or with --strict-corpus stop, only when a judged chunk changed text or "
+                    "vanished from the corpus given; new chunks are counted, not a reason to re-judge.")
     add_label_file(snap, "the ragdiff label file (YAML or JSON)")
     snap.add_argument("--corpus", type=Path, required=True, help="the corpus JSONL the labels were made against")
     add_reviewer(snap)
@@ -105,7 +107,8 @@ def add_edit_parsers(commands) -> None:
         description="The queries whose labels are due for a re-read: last looked at (the later of their "
                     "reviewed: date and their last mark in the journal) longer ago than --older-than, never "
                     "looked at, or labelled against another corpus snapshot than the one at hand (--corpus, else "
-                    "the corpus the label file names) or than the one recorded since.")
+                    "the corpus the label file names) or than the one recorded since. With the chunk fingerprints "
+                    "labels snapshot keeps, only the queries whose judged chunks changed text or vanished.")
     add_label_file(stale)
     stale.add_argument("--older-than", type=_age, default=90, metavar="AGE",
                        help="90d (default), 12w, 6m (30 days each) or 1y")
@@ -147,7 +150,7 @@ def run_stale(args: argparse.Namespace) -> int:
 
     from ragdiff.core.gold import file_sha256, load_gold
     from ragdiff.core.provenance import history
-    from ragdiff.core.stale import CorpusCheck, snapshot_changed, stale_queries
+    from ragdiff.core.stale import CorpusCheck, chunk_check, snapshot_changed, stale_queries
     from ragdiff.core.textio import check_file
 
     gold = load_gold(args.gold, args.gold_format)
@@ -158,6 +161,8 @@ def run_stale(args: argparse.Namespace) -> int:
         check_file(corpus)
         actual = file_sha256(corpus)
     check = CorpusCheck(gold.corpus_sha256, actual, corpus, snapshot_changed(entries, gold.corpus_sha256))
+    if check.differs:
+        check.chunks = chunk_check(gold, corpus)
     today = datetime.now(timezone.utc).date()
     stale = stale_queries(gold, entries, today, args.older_than, check)
     total = gold.queries.height
@@ -166,15 +171,24 @@ def run_stale(args: argparse.Namespace) -> int:
             "file": str(args.gold), "today": today.isoformat(), "older_than_days": args.older_than,
             "corpus": {"path": None if corpus is None else str(corpus), "recorded_sha256": gold.corpus_sha256,
                        "sha256": actual, "snapshot_changed": None if check.snapshot_changed is None
-                       else check.snapshot_changed.isoformat()},
+                       else check.snapshot_changed.isoformat(),
+                       "chunks": None if check.chunks is None else {
+                           "changed": sorted(check.chunks.changed), "vanished": sorted(check.chunks.vanished),
+                           "queries": len(check.chunks.per_query), "new_chunks": check.chunks.new_chunks,
+                           "size_then": check.chunks.size_then, "size_now": check.chunks.size_now,
+                           "unchecked": check.chunks.unchecked}},
             "queries": total,
             "stale": [{"query_id": q.query_id, "text": q.text,
                        "reviewed": None if q.reviewed is None else q.reviewed.isoformat(),
                        "last_mark": None if q.last_mark is None else q.last_mark.isoformat(),
-                       "reasons": q.reasons} for q in stale],
+                       "reasons": q.reasons, "changed": q.changed, "vanished": q.vanished} for q in stale],
         }, ensure_ascii=False, indent=2))
         return 0
     print_stale(args.gold, stale, total, args.older_than)
+    if check.chunks is not None:
+        from ragdiff.core.visible import visible
+
+        print(visible(f"corpus {corpus}: {check.chunks.sentence()}"))
     return 0
 
 
@@ -327,13 +341,26 @@ def _relative_to(gold: Path, corpus: Path) -> str:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    from ragdiff.core.gold import file_sha256
-    from ragdiff.core.textio import check_file
+    from ragdiff.core.gold import file_sha256, load_gold
+    from ragdiff.core.stale import snapshot_path, take_snapshot
+    from ragdiff.core.textio import check_file, write_file
+    from ragdiff.core.visible import visible
 
     check_file(args.corpus)
     sha256 = file_sha256(args.corpus)
     path = _relative_to(args.gold, args.corpus)
-    return _write(args, lambda labels: labels.set_corpus(path, sha256))
+    snap, missing = take_snapshot(load_gold(args.gold, args.gold_format), args.corpus, sha256)
+    # the label file first: a format with no place for the snapshot is refused before anything is written; a
+    # sidecar that then fails to be written leaves the whole-corpus snapshot, read as before
+    code = _write(args, lambda labels: labels.set_corpus(path, sha256))
+    sidecar = snapshot_path(args.gold)
+    write_file(sidecar, snap.to_json().encode("utf-8"))
+    print(visible(f"fingerprints of the {len(snap.chunks):,} labelled chunks ({snap.size:,} in the corpus) in "
+                  f"{sidecar.name}"))
+    if missing:
+        print(visible(f"warning: {len(missing)} labelled chunk{'s are' if len(missing) != 1 else ' is'} not in "
+                      f"{args.corpus} (e.g. {missing[0]!r}): no fingerprint"))
+    return code
 
 
 def run_undo(args: argparse.Namespace) -> int:
