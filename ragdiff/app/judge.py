@@ -529,6 +529,7 @@ class JudgeInputs:
     run_format: str | None = None
     gold_format: str | None = None
     reviewer: str | None = None
+    bm25: bool = False  # pool a BM25 run over the corpus too (core/bm25.py), made here, no file
 
 
 class JudgeApp(OrderedKeysApp):
@@ -575,6 +576,10 @@ class JudgeApp(OrderedKeysApp):
         if self.corpus is None and gold.corpus_path and gold.recorded_corpus().is_file():
             self.corpus = CorpusIndex(gold.recorded_corpus())
         runs = [load_run(path, inputs.run_format) for path in inputs.runs]
+        if inputs.bm25 and inputs.corpus is not None:
+            from ragdiff.core.bm25 import bm25_run
+
+            runs.append(bm25_run(gold, inputs.corpus, inputs.pool))
         names = [run.name for run in runs]
         for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
             if names.count(run.name) > 1:

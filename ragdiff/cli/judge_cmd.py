@@ -27,16 +27,23 @@ def add_parser(subparsers) -> None:
     judge.add_argument("--pool", type=positive_int, default=10, help="each run's top N chunks per query (default 10)")
     add_gold_format(judge, "label file")
     judge.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
+    judge.add_argument("--bm25", action="store_true",
+                       help="pool a BM25 run over --corpus too (as ragdiff bm25 makes it), with no file step")
     add_reviewer(judge)
     judge.set_defaults(handler=run_judge)
 
 
 def run_judge(args: argparse.Namespace) -> int:
+    if args.bm25 and args.corpus is None:
+        from ragdiff.core.errors import UsageError
+
+        raise UsageError("--bm25 searches the corpus: give it with --corpus C")
     for what, path in [*(("RUN", p) for p in args.runs), ("--gold", args.gold), ("--corpus", args.corpus)]:
         if path is not None and not path.exists():
             raise InputError(path, f"no such file ({what})")
     from ragdiff.app.judge import JudgeApp, JudgeInputs
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
-                               run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer))
+                               run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
+                               bm25=args.bm25))
     return run_app(app)

@@ -17,7 +17,7 @@ from ragdiff.core.errors import InputError, UsageError
 # (tests/test_cli_parser.py holds this table to what the modules register)
 COMMANDS = {"eval": "eval_cmd", "diff": "diff_cmd", "report": "report_cmd", "run": "run_cmd",
             "history": "history_cmd", "review": "review_cmd", "demo": "review_cmd", "judge": "judge_cmd",
-            "labels": "labels_cmd", "export": "export_cmd", "fuse": "fuse_cmd"}
+            "labels": "labels_cmd", "bm25": "bm25_cmd", "export": "export_cmd", "fuse": "fuse_cmd"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

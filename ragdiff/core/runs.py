@@ -139,6 +139,15 @@ def load_run(path: str | Path, fmt: str | None = None, keep_first: bool = False,
     return Run(name=name or path.stem, path=path, format=fmt, frame=frame, query_text=query_text, searches=searches)
 
 
+def jsonl_run(name: str, text: str) -> Run:
+    """A JSONL run made in this process (`judge --bm25`'s BM25 run), read as the same text in a file would be."""
+    path = Path(name)
+    query_text: dict[str, str] = {}
+    searches: dict[str, list[tuple[str, list[str]]]] = {}
+    frame = ordered_frame(path, _load_jsonl(path, query_text, searches, text), False, allow=bool(searches))
+    return Run(name=name, path=path, format="jsonl", frame=frame, query_text=query_text, searches=searches)
+
+
 class PendingRun:
     """A run whose reading may have begun (`start_run`); `result()` is `load_run`'s Run, its errors included."""
 
