@@ -1,5 +1,8 @@
 """`ragdiff judge RUN [RUN ...] --gold GOLD [--corpus C] [--pool 10]`: the judging queue over the pooled runs.
 
+`--simulate ORACLE [--order O] [--json]` replays the queue against a finished label file and writes nothing
+(core/pool_replay.py).
+
 Textual is imported only inside the handler, so `ragdiff eval` and friends never load it.
 """
 
@@ -9,8 +12,8 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli.common import add_gold_format, add_reviewer, positive_int, run_app
-from ragdiff.core.choices import RUN_FORMATS
-from ragdiff.core.errors import InputError
+from ragdiff.core.choices import DEFAULT_POOL_ORDER, GOLD_FORMATS, POOL_ORDERS, RUN_FORMATS
+from ragdiff.core.errors import InputError, UsageError
 
 
 def add_parser(subparsers) -> None:
@@ -30,6 +33,16 @@ def add_parser(subparsers) -> None:
     judge.add_argument("--bm25", action="store_true",
                        help="pool a BM25 run over --corpus too (as ragdiff bm25 makes it), with no file step")
     add_reviewer(judge)
+    judge.add_argument("--order", choices=POOL_ORDERS, metavar="ORDER",
+                       help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (with --simulate; "
+                            f"default {DEFAULT_POOL_ORDER}); the queue on screen walks rank")
+    judge.add_argument("--simulate", type=Path, metavar="ORACLE",
+                       help="replay the queue against this fully judged label file (unjudged there: not relevant) "
+                            "and report how many judgments find 50-100%% of the pool's gold; writes nothing")
+    judge.add_argument("--oracle-format", choices=GOLD_FORMATS, help="say the ORACLE's format outright")
+    judge.add_argument("--threshold", type=positive_int, default=1,
+                       help="lowest grade that counts as gold in the replay (default 1)")
+    judge.add_argument("--json", action="store_true", help="with --simulate: one JSON document on stdout")
     judge.set_defaults(handler=run_judge)
 
 
@@ -38,12 +51,99 @@ def run_judge(args: argparse.Namespace) -> int:
         from ragdiff.core.errors import UsageError
 
         raise UsageError("--bm25 searches the corpus: give it with --corpus C")
-    for what, path in [*(("RUN", p) for p in args.runs), ("--gold", args.gold), ("--corpus", args.corpus)]:
+    for what, path in [*(("RUN", p) for p in args.runs), ("--gold", args.gold), ("--corpus", args.corpus),
+                       ("--simulate", args.simulate)]:
         if path is not None and not path.exists():
             raise InputError(path, f"no such file ({what})")
+    if args.simulate is not None:
+        return run_simulate(args)
+    if args.json:
+        raise UsageError("--json goes with --simulate ORACLE (the queue itself is a screen)")
+    if args.order not in (None, "rank"):
+        raise UsageError(f"--order {args.order} goes with --simulate ORACLE for now: the queue on screen walks "
+                         "the rank order")
     from ragdiff.app.judge import JudgeApp, JudgeInputs
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
                                bm25=args.bm25))
     return run_app(app)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    import json
+
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.pool_replay import simulate
+    from ragdiff.core.runs import load_run
+
+    order = args.order or DEFAULT_POOL_ORDER
+    start = load_gold(args.gold, args.gold_format)
+    oracle = load_gold(args.simulate, args.oracle_format)
+    runs = [load_run(path, args.run_format) for path in args.runs]
+    replay = simulate(runs, start, oracle, args.pool, order, args.threshold)
+    if args.json:
+        print(json.dumps(replay.document(), ensure_ascii=False))
+        return 0
+    rank = replay if order == "rank" else simulate(runs, start, oracle, args.pool, "rank", args.threshold)
+    print_replay(replay, rank)
+    return 0
+
+
+def print_replay(replay, rank) -> None:
+    """The table (judgments to each share of the pool's gold, beside rank's) and the two curves."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core.visible import visible
+
+    console = table_console()
+    to_judge = replay.pool_size - replay.judged_at_start
+    console.print(Text(f"{replay.pool_size} pooled chunks ({to_judge} to judge) · {replay.gold_in_pool} gold in "
+                       f"the pool (the oracle's, grade >= threshold)"))
+    table = Table(box=None, pad_edge=False)
+    table.add_column("gold found")
+    table.add_column(visible(replay.order), justify="right")
+    table.add_column("rank", justify="right")
+    table.add_column("ratio", justify="right")
+    for percent, n in replay.judgments_to.items():
+        base = rank.judgments_to[percent]
+        ratio = "-" if n is None or not base else f"{n / base:.2f}x"
+        table.add_row(f"{percent}%", "-" if n is None else str(n), "-" if base is None else str(base), ratio)
+    console.print(table)
+    err = replay.estimate_error
+    console.print(Text(f"gold-left estimate: mean error {err['mean_signed']:+.1f} (mean |error| {err['mean_abs']:.1f}) "
+                       f"over {err['steps']} steps"))
+    for what, left in replay.left_out.items():
+        if left:
+            why = "no run has them" if what == "not_in_runs" else "the label file replayed from lacks them"
+            console.print(Text(f"{len(left)} oracle queries left out ({why}): {', '.join(visible(q) for q in left[:10])}"
+                               + (" …" if len(left) > 10 else "")))
+    console.print(curve_plot([(replay.order, replay.curve, "bold"), ("rank", rank.curve, "dim")],
+                             to_judge, replay.gold_in_pool))
+
+
+def curve_plot(curves, judgments: int, gold: int, width: int = 60, height: int = 12):
+    """Gold found (share of the pool's) against judgments, one character cell per step of each axis."""
+    from rich.text import Text
+
+    marks = {0: "█", 1: "·"}
+    grid = [[None] * width for _ in range(height)]
+    for index, (_, curve, _style) in reversed(list(enumerate(curves))):
+        for col in range(width):
+            x = judgments * (col + 1) / width
+            found = max((f for j, f in curve if j <= x), default=0)
+            row = round(found / gold * (height - 1)) if gold else 0
+            grid[height - 1 - row][col] = index  # drawn last to first: the first curve stays on top
+    text = Text()
+    for r, line in enumerate(grid):
+        share = 100 * (height - 1 - r) / (height - 1)
+        text.append(f"{share:4.0f}% │" if r in (0, height - 1) else "      │")
+        for cell in line:
+            text.append(" " if cell is None else marks[min(cell, 1)], curves[min(cell, 1)][2] if cell is not None else "")
+        text.append("\n")
+    text.append("      └" + "─" * width + "\n")
+    text.append(f"       0{'judgments':^{width - 2 * len(str(judgments))}}{judgments}\n")
+    text.append("       " + "   ".join(f"{marks[min(i, 1)]} {name}" for i, (name, _, _) in enumerate(curves)))
+    return text

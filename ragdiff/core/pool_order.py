@@ -1,0 +1,437 @@
+"""The orders of the judging queue (`ragdiff judge --order`), and the estimate of the gold still unjudged.
+
+An order is told decisions and yields the next chunk to offer: `next()` names it (and names the same chunk
+until something is told), `tell()` records a decision. A decision changes what comes next, never what is on
+screen: the caller asks `next()` only when it moves on. The pool is read from the queue (`Pool.from_queue`),
+so every order works on exactly the chunks `JudgeQueue.build` pooled.
+
+- `rank`: the queue's own order (query by query in file order; within a query best rank across the runs
+  first, then the chunks more runs hold, then by id): what `JudgeQueue.next_unjudged` walks.
+- `mtf`: move-to-front (Cormack, Palmer and Clarke, SIGIR 1998). Each run's top `depth` of each query is an
+  arm with a priority, all equal at first; the arm of highest priority offers its best unjudged chunk, keeps
+  the floor while its chunks are relevant, and loses one point of priority at a chunk that is not.
+- `bandit-stationary`: MaxMean (Losada, Parapar and Barreiro, SAC 2016; IP&M 53(5), 2017). The same arms;
+  each arm's value is the mean of its judged chunks under a Beta(1, 1) prior, (relevant + 1) / (judged + 2),
+  counted over every judged chunk the arm holds, whoever offered it; the arm of highest value offers next.
+- `bandit`: MaxMean's non-stationary variant, which measured better (bench/RESULTS.md, "Pool orders"): an
+  arm's counts are discounted (x 0.8) at each new judgment of a chunk it holds, so its latest chunks weigh
+  more — a run's precision falls as it goes down its ranking.
+- `global`: one model over the whole pool (`GoldModel`), the chunk most likely to be gold offered next, in
+  any query. The default: the fewest judgments to 50% and 80% of the gold on every collection measured.
+
+The arms of `mtf` and `bandit` are (query, run): the published methods choose among the runs of one topic, and
+here an arm that stops paying gives way to the arms of the other queries too, so the queue leaves a query
+whose runs have run dry (ties go to the arm on the floor, then to its query, then to file order and run order).
+Without that, a per-query order changes the pool-wide curve by at most one query's pool.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ragdiff.core import vocab
+from ragdiff.core.choices import POOL_ORDERS
+
+if TYPE_CHECKING:
+    from ragdiff.core.pool import JudgeQueue
+
+# bandit's non-stationary discount: measured against the stationary MaxMean in bench/pool_orders.py
+NS_GAMMA = 0.8
+
+# rank buckets of the global model: 1, 2, 3, 4-5, 6-10, 11-20, 21-50, 51+ (0: the run did not return it)
+_BUCKET_EDGES = np.array([1, 2, 3, 4, 6, 11, 21, 51])
+# a first guess of P(gold | a run ranked it at k), before any decision: 1 / (k + 1) at each bucket's top rank
+_BUCKET_PRIOR = 1.0 / (_BUCKET_EDGES + 1.0)
+_BASE_RATE = 0.02  # P(gold) of a chunk no run returned near the top, before any decision
+_PRIOR_PRECISION = 1.0  # of the Gaussian prior on each weight
+_NEWTON_STEPS = 8
+_MAX_STEP = 2.0  # largest change of one weight per Newton step
+_QUERY_WEIGHT = 1.0  # pseudo-gold behind a query's factor
+_ARM_WEIGHT = 1.0  # pseudo-gold behind a (query, run)'s factor
+
+
+def is_relevant(kind: str | None, grade: int | None, threshold: int = 1) -> bool:
+    """A judgment that counts as gold at `threshold` (grade >= threshold; gold without a grade is grade 1)."""
+    return kind == vocab.GOLD and (1 if grade is None else grade) >= threshold
+
+
+@dataclass
+class Pool:
+    """The pooled chunks as arrays, in the queue's order: item i is (queries[query[i]], chunk_ids[i]) and
+    ranks[i, r] its rank in run r at any depth (0: not returned)."""
+
+    queries: tuple[str, ...]
+    chunk_ids: list[str]
+    query: np.ndarray  # int, per item
+    ranks: np.ndarray  # int (items, runs)
+    depth: int
+    judged: np.ndarray  # bool: judged when the queue was built
+    relevant: np.ndarray  # bool: of those, the gold ones
+    index: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @classmethod
+    def from_queue(cls, queue: JudgeQueue, threshold: int = 1) -> Pool:
+        chunk_ids, query, ranks, judged, relevant = [], [], [], [], []
+        for qi, qid in enumerate(queue.queries):
+            for entry in queue.entries.get(qid, ()):
+                if not entry.pooled:
+                    continue
+                chunk_ids.append(entry.chunk_id)
+                query.append(qi)
+                ranks.append([0 if r is None else r for r in entry.ranks])
+                done = queue.is_judged(qid, entry.chunk_id)
+                judged.append(done)
+                relevant.append(done and is_relevant(*queue.label_of(qid, entry.chunk_id), threshold))
+        runs = len(queue.run_names)
+        pool = cls(tuple(queue.queries), chunk_ids, np.array(query, dtype=np.int64),
+                   np.array(ranks, dtype=np.int64).reshape(len(chunk_ids), runs), queue.depth,
+                   np.array(judged, dtype=bool), np.array(relevant, dtype=bool))
+        pool.index = {(queue.queries[q], c): i for i, (q, c) in enumerate(zip(query, chunk_ids))}
+        return pool
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @property
+    def runs(self) -> int:
+        return self.ranks.shape[1]
+
+    def item(self, i: int) -> tuple[str, str]:
+        return self.queries[self.query[i]], self.chunk_ids[i]
+
+
+class Order:
+    """The state every order keeps: which chunks are done (and which of them are gold), which were skipped
+    (offered again only when nothing else is left), and the query of the last decision (ties stay on it)."""
+
+    name = ""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.done = pool.judged.copy()
+        self.gold = pool.relevant.copy()
+        self.skipped: set[int] = set()
+        self.current_query = -1
+
+    def next(self) -> tuple[str, str] | None:
+        """The chunk to offer next, or None when every pooled chunk is done."""
+        i = self.next_index()
+        return None if i is None else self.pool.item(i)
+
+    def next_index(self) -> int | None:
+        i = self._pick(self.skipped)
+        if i is None and self.skipped:
+            i = self._pick(set())
+        return i
+
+    def tell(self, query_id: str, chunk_id: str, relevant: bool) -> None:
+        """A decision on one chunk (a chunk outside the pool, found in the corpus, teaches nothing)."""
+        i = self.pool.index.get((query_id, chunk_id))
+        if i is not None:
+            self.tell_index(i, relevant)
+
+    def tell_index(self, i: int, relevant: bool) -> None:
+        if self.done[i]:
+            return
+        self.done[i], self.gold[i] = True, relevant
+        self.skipped.discard(i)
+        self.current_query = int(self.pool.query[i])
+        self._learn(i, relevant)
+
+    def skip(self, query_id: str, chunk_id: str) -> None:
+        i = self.pool.index.get((query_id, chunk_id))
+        if i is not None and not self.done[i]:
+            self.skipped.add(i)
+
+    def _open(self, avoid: set[int]) -> np.ndarray:
+        free = ~self.done
+        if avoid:
+            free = free.copy()
+            free[list(avoid)] = False
+        return free
+
+    def _pick(self, avoid: set[int]) -> int | None:
+        raise NotImplementedError
+
+    def _learn(self, i: int, relevant: bool) -> None:
+        pass
+
+
+class RankOrder(Order):
+    """The queue's own order: the first chunk not done, in queue order."""
+
+    name = "rank"
+
+    def _pick(self, avoid: set[int]) -> int | None:
+        free = self._open(avoid)
+        i = int(np.argmax(free)) if len(free) else 0
+        return i if len(free) and free[i] else None
+
+
+class _Arms(Order):
+    """Arms = (query, run): each run's top `depth` of a query, best rank first. An arm's head is its best chunk
+    not done; the arm with the highest `_value` offers its head (ties: the arm that offered last, then its
+    query, then file order, then run order)."""
+
+    def __init__(self, pool: Pool) -> None:
+        super().__init__(pool)
+        self.arm_items: list[np.ndarray] = []
+        self.arm_query: list[int] = []
+        members: list[list[int]] = [[] for _ in range(len(pool))]
+        for q in range(len(pool.queries)):
+            mine = np.flatnonzero(pool.query == q)
+            for r in range(pool.runs):
+                ranks = pool.ranks[mine, r]
+                inside = mine[(ranks >= 1) & (ranks <= pool.depth)]
+                if not len(inside):
+                    continue
+                items = inside[np.argsort(pool.ranks[inside, r], kind="stable")]
+                for i in items:
+                    members[i].append(len(self.arm_items))
+                self.arm_items.append(items)
+                self.arm_query.append(q)
+        self.members = members  # item -> the arms holding it
+        self.head = [0] * len(self.arm_items)
+        self.last_arm = -1
+        self.offered: dict[int, int] = {}  # item -> the arm that offered it
+        self.relevant_count = np.zeros(len(self.arm_items))
+        self.judged_count = np.zeros(len(self.arm_items))
+        for i in np.flatnonzero(self.done):
+            for a in members[i]:
+                self._count(a, bool(self.gold[i]))
+
+    def _count(self, arm: int, relevant: bool) -> None:
+        self.relevant_count[arm] += relevant
+        self.judged_count[arm] += 1
+
+    def _head(self, arm: int, avoid: set[int]) -> int | None:
+        items = self.arm_items[arm]
+        h = self.head[arm]
+        while h < len(items) and self.done[items[h]]:
+            h += 1
+        self.head[arm] = h
+        for i in items[h:]:
+            if not self.done[i] and i not in avoid:
+                return int(i)
+        return None
+
+    def _pick(self, avoid: set[int]) -> int | None:
+        best, best_key, best_item = None, None, None
+        for arm in range(len(self.arm_items)):
+            item = self._head(arm, avoid)
+            if item is None:
+                continue
+            key = (self._value(arm), arm == self.last_arm, self.arm_query[arm] == self.current_query, -arm)
+            if best_key is None or key > best_key:
+                best, best_key, best_item = arm, key, item
+        if best is None:
+            return None
+        self.offered[best_item] = best
+        return best_item
+
+    def _value(self, arm: int) -> float:
+        raise NotImplementedError
+
+    def _learn(self, i: int, relevant: bool) -> None:
+        arm = self.offered.get(i)
+        self.last_arm = arm if arm is not None else -1
+        for a in self.members[i]:
+            self._count(a, relevant)
+
+
+class MoveToFront(_Arms):
+    name = "mtf"
+
+    def __init__(self, pool: Pool) -> None:
+        super().__init__(pool)
+        self.priority = np.zeros(len(self.arm_items))
+
+    def _value(self, arm: int) -> float:
+        return self.priority[arm]
+
+    def _learn(self, i: int, relevant: bool) -> None:
+        super()._learn(i, relevant)
+        if not relevant:
+            # the arm that offered it; a chunk decided elsewhere lowers every arm it heads
+            arms = [self.offered[i]] if i in self.offered else self.members[i]
+            for a in arms:
+                self.priority[a] -= 1
+            self.last_arm = -1
+
+
+class MaxMean(_Arms):
+    name = "bandit"
+
+    def __init__(self, pool: Pool, gamma: float = 1.0) -> None:
+        self.gamma = gamma
+        super().__init__(pool)
+
+    def _count(self, arm: int, relevant: bool) -> None:
+        self.relevant_count[arm] = self.gamma * self.relevant_count[arm] + relevant
+        self.judged_count[arm] = self.gamma * self.judged_count[arm] + 1
+
+    def _value(self, arm: int) -> float:
+        return (self.relevant_count[arm] + 1.0) / (self.judged_count[arm] + 2.0)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30.0, 30.0)))
+
+
+class GoldModel:
+    """P(gold) of every pooled chunk, from its ranks in the runs and the decisions so far, in three layers:
+
+    1. a logistic regression of "gold" on each run's rank bucket for the chunk (1, 2, 3, 4-5, 6-10, 11-20,
+       21-50, 51+, or not returned: one indicator per run and bucket, so how many runs returned it and how high
+       are both in it), fitted to every decision so far in any query (maximum a posteriori, Newton steps, a
+       Gaussian prior of precision 1 on each weight centred on a first guess: P(gold) = 1 / (rank + 1) for a
+       chunk one run returned, 2% for one no run returned near the top). It is refitted whenever the decisions
+       have grown by 2% since the last fit, and after each of the first 50;
+    2. per query, the odds scaled by (gold found + 1) / (gold the model expected among its judged chunks + 1),
+       so a query whose chunks keep being gold rises and an unanswerable one sinks;
+    3. per query and run, the same ratio over the judged chunks of that run's top `depth` in that query (what the
+       decisions say of each run there: move-to-front's signal), a chunk taking the best ratio of its runs.
+    Layers 2 and 3 are recomputed at every request (bench/pool_orders.py measured each layer's part).
+
+    The gold left is the sum of these probabilities over the unjudged chunks, per query and for the pool."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        ranks = pool.ranks
+        nb = len(_BUCKET_EDGES) + 1
+        bucket = np.where(ranks > 0, np.searchsorted(_BUCKET_EDGES, ranks, side="right"), 0)  # 0: absent
+        # the design: an intercept, then one column per (run, bucket); an item has one 1 per run
+        self.columns = 1 + pool.runs * nb
+        self.hot = np.concatenate([np.zeros((len(pool), 1), dtype=np.int64),
+                                   1 + np.arange(pool.runs) * nb + bucket], axis=1)  # column of each 1
+        base = math.log(_BASE_RATE / (1 - _BASE_RATE))
+        lift = np.log(_BUCKET_PRIOR / (1 - _BUCKET_PRIOR)) - base
+        self.prior = np.concatenate([[base], np.tile(np.concatenate([[0.0], lift]), pool.runs)])
+        self.weights = self.prior.copy()
+        self.query_rel = np.zeros(len(pool.queries))
+        self.judged = np.zeros(len(pool), dtype=bool)
+        self.gold = np.zeros(len(pool), dtype=bool)
+        self.fitted_at = 0
+        self.count = 0
+        self._p: np.ndarray | None = None
+        for i in np.flatnonzero(pool.judged):
+            self._record(int(i), bool(pool.relevant[i]))
+        self._fit()
+
+    def tell_index(self, i: int, relevant: bool) -> None:
+        if self.judged[i]:
+            return
+        self._record(i, relevant)
+        if self.count <= 50 or self.count >= self.fitted_at * 1.02:
+            self._fit()
+
+    def _record(self, i: int, relevant: bool) -> None:
+        self.judged[i], self.gold[i] = True, relevant
+        self.query_rel[self.pool.query[i]] += relevant
+        self.count += 1
+        self._p = None
+
+    def _fit(self) -> None:
+        self.fitted_at = self.count
+        self._p = None
+        rows = np.flatnonzero(self.judged)
+        if not len(rows):
+            return
+        hot, y = self.hot[rows], self.gold[rows].astype(float)
+        w = self.weights.copy()
+        for _ in range(_NEWTON_STEPS):
+            p = _sigmoid(w[hot].sum(axis=1))
+            grad = np.bincount(hot.ravel(), weights=np.repeat(p - y, hot.shape[1]), minlength=self.columns)
+            grad += _PRIOR_PRECISION * (w - self.prior)
+            # X^T W X over one-hot rows: each row adds its weight to every pair of its columns
+            curvature = p * (1 - p)
+            hessian = np.zeros((self.columns, self.columns))
+            for a in range(hot.shape[1]):
+                for b in range(hot.shape[1]):
+                    np.add.at(hessian, (hot[:, a], hot[:, b]), curvature)
+            hessian[np.diag_indices(self.columns)] += _PRIOR_PRECISION
+            step = np.linalg.solve(hessian, grad)
+            step *= min(1.0, _MAX_STEP / max(np.abs(step).max(), 1e-12))  # a damped step: no overshoot
+            w -= step
+            if np.abs(step).max() < 1e-6:
+                break
+        self.weights = w
+
+    def probabilities(self) -> np.ndarray:
+        """P(gold) of every pooled chunk as things stand (judged ones included, by the same model)."""
+        if self._p is None:
+            logit = self.weights[self.hot].sum(axis=1)
+            p = _sigmoid(logit)
+            nq = len(self.pool.queries)
+            expected = np.bincount(self.pool.query[self.judged], weights=p[self.judged], minlength=nq)
+            factor = (self.query_rel + _QUERY_WEIGHT) / (expected + _QUERY_WEIGHT)
+            logit = logit + np.log(factor)[self.pool.query]
+            if self.pool.runs:
+                # per (query, run): gold found among the judged chunks of that run's top depth / the gold the
+                # model (with the query's factor) expected there; a chunk takes the best of its runs
+                pq = _sigmoid(logit)
+                inside = (self.pool.ranks >= 1) & (self.pool.ranks <= self.pool.depth)
+                arm = self.pool.query[:, None] * self.pool.runs + np.arange(self.pool.runs)[None, :]
+                n_arms = nq * self.pool.runs
+                j = self.judged[:, None] & inside
+                exp_arm = np.bincount(arm[j], weights=np.broadcast_to(pq[:, None], arm.shape)[j], minlength=n_arms)
+                g = j & self.gold[:, None]
+                rel_arm = np.bincount(arm[g], minlength=n_arms)
+                arm_factor = np.log((rel_arm + _ARM_WEIGHT) / (exp_arm + _ARM_WEIGHT))
+                best = np.where(inside, arm_factor[arm], -np.inf).max(axis=1)
+                logit = logit + np.where(np.isfinite(best), best, 0.0)
+            self._p = _sigmoid(logit)
+        return self._p
+
+    def gold_left(self) -> tuple[float, np.ndarray]:
+        """The expected gold among the unjudged pooled chunks: the whole pool's, and each query's."""
+        p = np.where(self.judged, 0.0, self.probabilities())
+        per_query = np.bincount(self.pool.query, weights=p, minlength=len(self.pool.queries))
+        return float(per_query.sum()), per_query
+
+
+class GlobalOrder(Order):
+    """The chunk anywhere in the pool the model holds most likely gold (ties: the query of the last decision,
+    then queue order)."""
+
+    name = "global"
+
+    def __init__(self, pool: Pool) -> None:
+        super().__init__(pool)
+        self.model = GoldModel(pool)
+
+    def _pick(self, avoid: set[int]) -> int | None:
+        free = self._open(avoid)
+        if not free.any():
+            return None
+        score = np.where(free, self.model.probabilities(), -1.0)
+        score = score + np.where(self.pool.query == self.current_query, 1e-9, 0.0)
+        return int(np.argmax(score))
+
+    def _learn(self, i: int, relevant: bool) -> None:
+        self.model.tell_index(i, relevant)
+
+
+def make_order(name: str, pool: Pool) -> Order:
+    if name == "rank":
+        return RankOrder(pool)
+    if name == "mtf":
+        return MoveToFront(pool)
+    if name == "bandit":
+        return MaxMean(pool, gamma=NS_GAMMA)
+    if name == "bandit-stationary":
+        order = MaxMean(pool)
+        order.name = name
+        return order
+    if name == "global":
+        return GlobalOrder(pool)
+    raise ValueError(f"unknown order {name!r}: one of {', '.join(POOL_ORDERS)}")
+
+
+def percent_needed(gold: int, percent: int) -> int:
+    """How many gold chunks `percent` of `gold` is, rounded up (100% of 7 is 7, 80% of 7 is 6)."""
+    return math.ceil(gold * percent / 100 - 1e-9)
