@@ -10,15 +10,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragdiff.cli.common import add_label_file, add_reviewer
-from ragdiff.core.errors import InputError
+from ragdiff.cli.common import add_gold_format, add_label_file, add_reviewer, positive_int
+from ragdiff.core.choices import RUN_FORMATS
+from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from ragdiff.core.provenance import DraftTally, Entry
 
 
 def add_parser(subparsers) -> None:
-    labels = subparsers.add_parser("labels", help="the label file's history and upkeep: log, import, add, snapshot, undo, stale",
+    labels = subparsers.add_parser("labels", help="the label file's history and upkeep: log, import, add, snapshot, undo, stale, agree",
                                    description="The label file's history and upkeep.")
     commands = labels.add_subparsers(dest="labels_command", metavar="COMMAND")
     commands.required = True
@@ -115,6 +116,119 @@ def add_edit_parsers(commands) -> None:
     stale.add_argument("--corpus", type=Path, help="the corpus now in use (default: the one the label file names)")
     stale.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     stale.set_defaults(handler=run_stale)
+    add_agree_parser(commands)
+
+
+def add_agree_parser(commands) -> None:
+    agree = commands.add_parser(
+        "agree", help="agreement between two label files: overlap, kappa, weighted kappa, the disagreements",
+        description="On the (query, chunk) pairs both files judged: how many, raw agreement, Cohen's kappa on "
+                    "gold / not gold, weighted kappa on the grades (linear and quadratic), the confusion table "
+                    "and every disagreement. With --runs, whether diff's verdict on the two runs (direction and "
+                    "significance at -k) is the same under either file. Reads only.")
+    agree.add_argument("a", type=Path, metavar="A", help="one reviewer's label file")
+    agree.add_argument("b", type=Path, metavar="B", help="the other's")
+    add_gold_format(agree, "label files")
+    agree.add_argument("--runs", type=Path, nargs=2, metavar=("RUN_A", "RUN_B"),
+                       help="two runs: is diff's verdict the same under A and under B?")
+    agree.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
+    agree.add_argument("-k", type=positive_int, default=5, help="with --runs: chunks pasted into the prompt (default 5)")
+    agree.add_argument("--depth", type=positive_int, default=50, help="with --runs: what the first stage returns (default 50)")
+    agree.add_argument("--threshold", type=positive_int, default=1, help="lowest grade that counts as gold (default 1)")
+    agree.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    agree.set_defaults(handler=run_agree)
+
+
+def run_agree(args: argparse.Namespace) -> int:
+    from ragdiff.core.agreement import agree
+    from ragdiff.core.gold import load_gold
+
+    for path in (args.a, args.b, *(args.runs or ())):
+        if not path.exists():
+            raise InputError(path, "no such file")
+    settings = None
+    if args.runs:
+        from ragdiff.cli.common import check_settings
+        from ragdiff.core.metrics import EvalSettings
+
+        settings = check_settings(EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold))
+    gold_a, gold_b = load_gold(args.a, args.gold_format), load_gold(args.b, args.gold_format)
+    result = agree(gold_a, gold_b, args.threshold)
+    if result.overlap == 0:
+        raise UsageError(f"{args.a} and {args.b} judged no (query, chunk) pair in common ({result.only_a} and "
+                         f"{result.only_b} judged pairs, {result.queries_both} queries in both): nothing to compare")
+    doc = result.document()
+    if args.runs:
+        from ragdiff.core.agreement import verdicts
+        from ragdiff.core.runs import load_run
+
+        runs = [load_run(path, args.run_format) for path in args.runs]
+        per_file, holds = verdicts(runs[0], runs[1], [gold_a, gold_b], settings)
+        doc["verdicts"] = {"a": per_file[0], "b": per_file[1]}
+        doc["verdict_holds"] = all(holds.values())
+        doc["verdict_holds_by_metric"] = holds
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        return 0
+    print_agreement(args, doc)
+    return 0
+
+
+AGREE_LISTED = 50  # disagreements printed as text; --json lists every one
+
+
+def print_agreement(args: argparse.Namespace, doc: dict) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core import fmt
+    from ragdiff.core.visible import visible
+
+    def number(value) -> str:
+        return "n/a (one category only)" if value is None else fmt.number(value, 3)
+
+    console = table_console()
+    say = lambda line: console.print(Text(visible(line)), soft_wrap=True)  # noqa: E731
+    say(f"A {args.a} · B {args.b}: {doc['overlap']} pairs judged in both ({doc['only_a']} only in A, "
+        f"{doc['only_b']} only in B; {doc['queries_both']} queries in both)")
+    say(f"agreement {number(doc['agreement'])} on the grade, {number(doc['agreement_relevant'])} on gold / not gold "
+        f"(grade >= {doc['threshold']})")
+    weighted = doc["weighted_kappa"]
+    say(f"Cohen's kappa (gold / not gold) {number(doc['kappa'])} · weighted kappa on the grades: linear "
+        f"{number(weighted['linear'])}, quadratic {number(weighted['quadratic'])}")
+    say("grades, rows A, columns B:")
+    table = Table(box=None, pad_edge=False)
+    grades = doc["confusion"]["grades"]
+    table.add_column("A \\ B")
+    for g in grades:
+        table.add_column(str(g), justify="right")
+    for g, row in zip(grades, doc["confusion"]["rows_a_columns_b"]):
+        table.add_row(str(g), *(str(n) for n in row))
+    console.print(table)
+    listed = doc["disagreements"]
+    if listed:
+        say(f"{len(listed)} disagreements:")
+        table = Table(box=None, pad_edge=False)
+        for name in ("query", "chunk", "A", "B"):
+            table.add_column(name, no_wrap=True)
+        for d in listed[:AGREE_LISTED]:
+            table.add_row(*(Text(visible(d[key])) for key in ("query_id", "chunk_id", "a", "b")))
+        console.print(table)
+        if len(listed) > AGREE_LISTED:
+            say(f"… {len(listed) - AGREE_LISTED} more (--json lists every one)")
+    if "verdicts" in doc:
+        say(f"diff {args.runs[0]} {args.runs[1]} under each file (-k {args.k}):")
+        table = Table(box=None, pad_edge=False)
+        for name in ("metric", "delta under A", "verdict under A", "delta under B", "verdict under B", "holds"):
+            table.add_column(name)
+        for metric, holds in doc["verdict_holds_by_metric"].items():
+            a, b = doc["verdicts"]["a"][metric], doc["verdicts"]["b"][metric]
+            table.add_row(metric, fmt.signed(a["delta"], 3), a["verdict"], fmt.signed(b["delta"], 3), b["verdict"],
+                          "yes" if holds else "NO")
+        console.print(table)
+        say("the verdict holds under either file" if doc["verdict_holds"] else
+            "the verdict depends on whose labels: read the disagreements before trusting it")
 
 
 def add_log_options(parser: argparse.ArgumentParser, help: str, required: bool = False) -> None:
