@@ -243,3 +243,42 @@ def test_simulate_matches_the_core_replay(sample_runs, tmp_path, capsys):
           "--simulate", str(oracle), "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["order"] == "global" and doc["judgments_to"] == replay.judgments_to
+
+
+def test_replay_per_query_error_is_each_querys_estimate_against_its_gold_left():
+    items = {"q1": [("a", (1,)), ("b", (2,))], "q2": [("c", (1,)), ("d", (2,))]}
+    truth_of = {"a": True, "b": False, "c": False, "d": True}
+    pool = small_pool(items)
+    truth = np.array([truth_of[c] for c in pool.chunk_ids])
+    replay = replay_pool(small_pool(items), truth, "rank")
+    model, left, errors = GoldModel(small_pool(items)), {"q1": 1, "q2": 1}, []
+    errors.append(np.mean(np.abs(model.gold_left()[1] - [left["q1"], left["q2"]])))
+    for q, c in [("q1", "a"), ("q1", "b"), ("q2", "c"), ("q2", "d")]:
+        model.tell_index(pool.index[q, c], truth_of[c])
+        left[q] -= truth_of[c]
+        errors.append(np.mean(np.abs(model.gold_left()[1] - [left["q1"], left["q2"]])))
+    assert replay.estimate_error["per_query_mean_abs"] == pytest.approx(np.mean(errors), abs=1e-3)
+
+
+def test_gold_left_reports_the_estimate_per_query_and_writes_nothing(sample_runs, tmp_path, capsys):
+    start, _ = start_file(sample_runs, tmp_path)
+    labels = yaml.safe_load((sample_runs / "gold.yaml").read_text())
+    half = tmp_path / "half.yaml"  # the first half of the queries judged, the rest not
+    for query in labels["queries"][36:]:
+        for key in ("gold", "evidence", "not_relevant"):
+            query.pop(key, None)
+    half.write_text(yaml.safe_dump(labels, sort_keys=False))
+    before = half.read_bytes()
+    runs = [str(sample_runs / f"{n}.jsonl") for n in RUNS[:2]]
+    assert main(["judge", *runs, "--gold", str(half), "--gold-left", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    judged_queries = {q["id"] for q in labels["queries"][:36]}
+    assert doc["pool_size"] == doc["judged"] + doc["unjudged"] and doc["unjudged"] > 0
+    assert {r["query_id"] for r in doc["queries"]} <= {q["id"] for q in labels["queries"][36:]}
+    assert not judged_queries & {r["query_id"] for r in doc["queries"]}  # the judged half has nothing left
+    assert doc["gold_left"] == pytest.approx(sum(r["gold_left"] for r in doc["queries"]), abs=0.05)
+    assert 0 < doc["gold_left"] < doc["unjudged"]
+    assert half.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["half.yaml", "start.yaml"]
+    assert main(["judge", *runs, "--gold", str(half), "--gold-left"]) == 0
+    out = capsys.readouterr().out
+    assert f"unjudged of {doc['pool_size']} pooled chunks" in out and "gold left" in out

@@ -42,7 +42,10 @@ def add_parser(subparsers) -> None:
     judge.add_argument("--oracle-format", choices=GOLD_FORMATS, help="say the ORACLE's format outright")
     judge.add_argument("--threshold", type=positive_int, default=1,
                        help="lowest grade that counts as gold in the replay (default 1)")
-    judge.add_argument("--json", action="store_true", help="with --simulate: one JSON document on stdout")
+    judge.add_argument("--gold-left", action="store_true",
+                       help="estimate the gold still unjudged in the pool, per query and in all, from the judgments "
+                            "the label file holds (the global order's model); writes nothing")
+    judge.add_argument("--json", action="store_true", help="with --simulate or --gold-left: one JSON document on stdout")
     judge.set_defaults(handler=run_judge)
 
 
@@ -55,10 +58,14 @@ def run_judge(args: argparse.Namespace) -> int:
                        ("--simulate", args.simulate)]:
         if path is not None and not path.exists():
             raise InputError(path, f"no such file ({what})")
+    if args.simulate is not None and args.gold_left:
+        raise UsageError("--gold-left and --simulate are two reports: ask for one")
     if args.simulate is not None:
         return run_simulate(args)
+    if args.gold_left:
+        return run_gold_left(args)
     if args.json:
-        raise UsageError("--json goes with --simulate ORACLE (the queue itself is a screen)")
+        raise UsageError("--json goes with --simulate ORACLE or --gold-left (the queue itself is a screen)")
     if args.order not in (None, "rank"):
         raise UsageError(f"--order {args.order} goes with --simulate ORACLE for now: the queue on screen walks "
                          "the rank order")
@@ -147,3 +154,55 @@ def curve_plot(curves, judgments: int, gold: int, width: int = 60, height: int =
     text.append(f"       0{'judgments':^{width - 2 * len(str(judgments))}}{judgments}\n")
     text.append("       " + "   ".join(f"{marks[min(i, 1)]} {name}" for i, (name, _, _) in enumerate(curves)))
     return text
+
+
+GOLD_LEFT_LISTED = 20  # queries printed as text; --json lists every one
+
+
+def run_gold_left(args: argparse.Namespace) -> int:
+    import json
+
+    from ragdiff.core.gold import load_gold
+    from ragdiff.core.pool import JudgeQueue
+    from ragdiff.core.pool_order import GoldModel, Pool
+    from ragdiff.core.runs import load_run
+
+    gold = load_gold(args.gold, args.gold_format)
+    runs = [load_run(path, args.run_format) for path in args.runs]
+    pool = Pool.from_queue(JudgeQueue.build(runs, gold, args.pool), args.threshold)
+    total, per_query = GoldModel(pool).gold_left()
+    import numpy as np
+
+    unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
+    found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
+    rows = sorted(({"query_id": q, "unjudged": int(u), "gold_found": int(f), "gold_left": round(float(e), 2)}
+                   for q, u, f, e in zip(pool.queries, unjudged, found, per_query) if u),
+                  key=lambda r: -r["gold_left"])
+    doc = {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
+           "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
+           "estimator": "GoldModel (core/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
+           "queries": rows}
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragdiff.cli.common import table_console
+    from ragdiff.core.visible import visible
+
+    console = table_console()
+    console.print(Text(f"about {total:.0f} gold expected among the {doc['unjudged']} unjudged of {len(pool)} pooled "
+                       f"chunks ({doc['judged']} judged, {doc['gold_found']} gold found); an estimate from the "
+                       "judgments so far, which runs low while few chunks of a kind have been judged "
+                       "(bench/RESULTS.md, \"Pool orders\")"), soft_wrap=True)
+    table = Table(box=None, pad_edge=False)
+    for name, justify in (("query", "left"), ("unjudged", "right"), ("gold found", "right"), ("gold left", "right")):
+        table.add_column(name, justify=justify)
+    for row in rows[:GOLD_LEFT_LISTED]:
+        table.add_row(Text(visible(row["query_id"])), str(row["unjudged"]), str(row["gold_found"]),
+                      f"{row['gold_left']:.1f}")
+    console.print(table)
+    if len(rows) > GOLD_LEFT_LISTED:
+        console.print(Text(f"… {len(rows) - GOLD_LEFT_LISTED} more queries with unjudged chunks (--json lists every one)"))
+    return 0
