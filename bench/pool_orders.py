@@ -158,6 +158,20 @@ def main() -> int:
         at_cells = [f"{a['estimate']:.1f} / {a['truth']}" if a else "-" for a in at]
         print(f"| {name} | {pool} | {doc['gold_in_pool']} / {doc['pool_size']} | {order} | " + " | ".join(cells)
               + f" | {err['mean_signed']:+.1f} / {err['mean_abs']:.1f} | " + " | ".join(at_cells) + " |")
+    # depth apart from effort: in a deeper pool, the gold found with as many judgments as the shallowest pool holds
+    pools = sorted({pool for _, pool, *_ in rows})
+    if len(pools) > 1:
+        print()
+        print(f"| collection | order | gold in the top-{pools[0]} pool | judgments | gold found in the top-{pools[-1]} pool "
+              "with that many judgments |")
+        print("|---|---|---|---|---|")
+        shallow = {(n, o): d for n, p, o, d, *_ in rows if p == pools[0]}
+        for name, pool, order, doc, *_ in rows:
+            if pool != pools[-1]:
+                continue
+            budget = shallow[name, order]["pool_size"]
+            found = max(f for j, f in doc["curve"] if j <= budget)
+            print(f"| {name} | {order} | {shallow[name, order]['gold_in_pool']} | {budget} | {found} |")
     return 0
 
 
