@@ -186,7 +186,7 @@ def print_agreement(args: argparse.Namespace, doc: dict) -> None:
     from ragdiff.core.visible import visible
 
     def number(value) -> str:
-        return "n/a (one category only)" if value is None else fmt.number(value, 3)
+        return "n/a (one category only)" if value is None else fmt.number(value)
 
     console = table_console()
     say = lambda line: console.print(Text(visible(line)), soft_wrap=True)  # noqa: E731
@@ -224,7 +224,7 @@ def print_agreement(args: argparse.Namespace, doc: dict) -> None:
             table.add_column(name)
         for metric, holds in doc["verdict_holds_by_metric"].items():
             a, b = doc["verdicts"]["a"][metric], doc["verdicts"]["b"][metric]
-            table.add_row(metric, fmt.signed(a["delta"], 3), a["verdict"], fmt.signed(b["delta"], 3), b["verdict"],
+            table.add_row(metric, fmt.number(a["delta"], "delta"), a["verdict"], fmt.number(b["delta"], "delta"), b["verdict"],
                           "yes" if holds else "NO")
         console.print(table)
         say("the verdict holds under either file" if doc["verdict_holds"] else

@@ -123,10 +123,10 @@ def verdicts(run_a, run_b, golds: list[Gold], settings) -> tuple[list[dict], dic
     """`ragdiff diff RUN_A RUN_B`'s verdicts under each label file (the same metrics, settings and seeded test),
     and per metric whether they agree: the same verdict (gain, drop, inside the noise, same, by hand) with the
     change in the same direction."""
-    from ragdiff.core.diff import compare, diff_metrics
-    from ragdiff.core.metrics import evaluate
+    from ragdiff.core.diff import compare
+    from ragdiff.core.metrics import default_metrics, evaluate
 
-    metrics = diff_metrics(settings.k, settings.depth)
+    metrics = default_metrics(settings.k, settings.depth, "diff")
     out = []
     for gold in golds:
         diff = compare(evaluate(run_a, gold, settings, metrics), evaluate(run_b, gold, settings, metrics), gold=gold,
