@@ -51,8 +51,6 @@ def add_parser(subparsers) -> None:
 
 def run_judge(args: argparse.Namespace) -> int:
     if args.bm25 and args.corpus is None:
-        from ragdiff.core.errors import UsageError
-
         raise UsageError("--bm25 searches the corpus: give it with --corpus C")
     for what, path in [*(("RUN", p) for p in args.runs), ("--gold", args.gold), ("--corpus", args.corpus),
                        ("--simulate", args.simulate)]:
