@@ -24,7 +24,7 @@ from ragdiff.core.gold import Gold
 class Disagreement:
     query_id: str
     chunk_id: str
-    a: str  # A's judgment in words ("gold ★2", "not relevant", "evidence")
+    a: str  # A's judgment in words, as vocab.word says it (gold ★2, evidence)
     b: str
     grade_a: int
     grade_b: int
