@@ -3,7 +3,8 @@
 One key per decision (0 not relevant, 1–3 gold with that grade, g gold, e evidence, x not relevant, a accept
 the model's draft, s skip, ! flag for a second opinion); after each the queue moves to the next unjudged chunk by itself, across
 queries. The chunk text takes most of the screen, with the query's words marked, and scrolls (j/k, space).
-`/` searches the corpus for a chunk no run returned. The queue itself (pool, order, progress, resume) is
+`/` searches the corpus for a chunk no run returned. A query a model drafted is kept (a) or dropped (d) before its
+chunks (app/drafted_query.py). The queue itself (pool, order, progress, resume) is
 `ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
 (`ragdiff.app.session.LabelSession`), whose Changes come back to `mark_done`.
 
@@ -24,6 +25,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from ragdiff.app import drafted_query
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, binding_keys, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt, Saved
@@ -62,7 +64,10 @@ class JudgeScreen(Screen):
             vocab.NOT_RELEVANT: "not relevant, then the next unjudged chunk"}),
         # not in the key bar: it matters only on a drafted chunk, whose title then says "a accepts"
         key("a", "accept", "accept draft", show=False, id="judge.accept",
-            tooltip="accept the model's drafted label (☆n: gold with grade n; ☆0: not relevant)"),
+            tooltip="accept the model's drafted label (☆n: gold with grade n; ☆0: not relevant), or keep a drafted "
+                    "query"),
+        key("d", "drop_query", "drop query", show=False, id="judge.drop_query",
+            tooltip="drop the drafted query on screen from the label file (a keeps it; u brings it back)"),
         key("s", "skip", "skip", id="judge.skip", tooltip="leave it unjudged for now; it comes back at the end"),
         key("exclamation_mark", "flag", "flag", key_display="!", id="judge.flag",
             tooltip="flag for a second opinion (kept beside the label file); it stays unjudged"),
@@ -161,13 +166,19 @@ class JudgeScreen(Screen):
         done, size = queue.query_progress(qid)
         text = queue.texts.get(qid) or ""  # a qrels gold set and runs without query text: the id alone
         text = f"  {clean(text)}" if text else ""
+        waits = drafted_query.waits(queue, qid)  # a drafted query: kept or dropped before its chunks
         line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
                              text, "  · this query ",
-                             (f"{done}/{size} judged", "bold"), end="")  # wraps: the count is never cut
+                             (f"{done}/{size} judged", "bold"),
+                             ("  · drafted: a keeps · d drops", "bold") if waits else "", end="")  # wraps
         self.query_one("#judge-query", Static).update(line)
         pool.show(queue, qid, self.position.entry)
         self._size_pool()
         pool.border_title = f"pool {clean(qid)} {done}/{size}"
+        if waits:
+            view.border_title = drafted_query.step_title(qid)
+            view.show(drafted_query.step_body(queue, qid, self._text(qid, entry.chunk_id)))
+            return
         view.border_title = self._meta(qid, entry)
         view.show(self._text(qid, entry.chunk_id))
 
@@ -230,10 +241,20 @@ class JudgeScreen(Screen):
                          (None, None))
         return Target(qid, entry.chunk_id, run, rank)
 
+    def _query_waits(self) -> str | None:
+        """The drafted query on screen, while nobody has kept or dropped it."""
+        if self.position is None:
+            return None
+        qid = self.queue.queries[self.position.query]
+        return qid if drafted_query.waits(self.queue, qid) else None
+
     def action_decide(self, label: str, grade: int | None = None) -> None:
         target = self._target()
         if target is None:
             self.set_status("nothing to judge")
+            return
+        if self._query_waits() is not None:
+            self.set_status(drafted_query.reminder(target.query_id))
             return
         self.queue.decide(target.query_id, target.chunk_id)
         # the decision that leaves none of the query's pool unjudged finishes it: a person has read every
@@ -243,7 +264,14 @@ class JudgeScreen(Screen):
         self._advance(f"{clean(target.chunk_id)}: {vocab.word(label, grade)} · saving …")
 
     def action_accept(self) -> None:
-        """The draft's own grade as the decision (one key); any other decision key overrides it."""
+        """The draft's own grade as the decision (one key); any other decision key overrides it. On a drafted
+        query not yet kept: keeps it."""
+        qid = self._query_waits()
+        if qid is not None:
+            drafted_query.decide(self.queue, self.session, qid, drafted_query.KEEP)
+            self.set_status(f"kept the drafted query {clean(qid)} · saving … · now its chunks")
+            self.show_position()
+            return
         target = self._target()
         decision = None if target is None else self.queue.accepting(target.query_id, target.chunk_id)
         if decision is None:
@@ -251,7 +279,26 @@ class JudgeScreen(Screen):
             return
         self.action_decide(*decision)
 
+    def action_drop_query(self) -> None:
+        qid = self._query_waits()
+        if qid is None:
+            self.set_status("d drops a drafted query before its chunks are judged; this one is not waiting for that")
+            return
+        drafted_query.decide(self.queue, self.session, qid, drafted_query.DROP)
+        self.position = self.queue.next_unjudged(self.position) or next(iter(self.queue.positions()), None)
+        self.set_status(f"dropped the drafted query {clean(qid)} · saving … · u brings it back")
+        self.show_position()
+
     def action_skip(self) -> None:
+        if self._query_waits() is not None:  # the whole query: it comes back after the rest
+            here, queue = self.position.query, self.queue
+            self.position = next((p for p in queue.positions(self.position) if p.query != here
+                                  and not queue.is_done(queue.queries[p.query], queue.entry_at(p)[1].chunk_id)),
+                                 self.position)
+            self.set_status(f"skipped the drafted query {clean(self.queue.queries[here])}: it comes back after "
+                            "the rest")
+            self.show_position()
+            return
         target = self._target()
         if target is not None:
             self._advance(f"skipped {clean(target.chunk_id)}: it comes back after the rest")
@@ -259,6 +306,9 @@ class JudgeScreen(Screen):
     def action_flag(self) -> None:
         target = self._target()
         if target is None:
+            return
+        if self._query_waits() is not None:
+            self.set_status(drafted_query.reminder(target.query_id))
             return
         self.queue.flag(target.query_id, target.chunk_id)
         self.session.flag(target)
@@ -286,6 +336,10 @@ class JudgeScreen(Screen):
             change = message.changes[-1]
             if change.query_id in self.queue.queries:
                 self.position = self.queue.add(change.query_id, change.chunk_id)
+        elif message.undo and message.query_edit is not None:  # back to the drafted query, to decide it again
+            qid = message.query_edit.query_id
+            if qid in self.queue.queries:
+                self.position = self.queue.first_of_query(self.queue.queries.index(qid)) or self.position
         if message.status:
             status = Text(clean(message.status), style="bold red" if message.error else "")
             if self._note is not None and self._note[0] == self.app.keys_seen:
@@ -512,6 +566,7 @@ def apply_outcome(queue: JudgeQueue | None, message: MarkDone, changes: bool = T
     whose save failed leaves the in-flight set even when its screen has closed. `changes`: its Changes go to the
     queue's store too (`ragdiff judge`, whose queue holds the store; the review applies them to its own)."""
     if queue is not None:
+        drafted_query.apply_outcome(queue, message)
         flagged = message.target if message.flagged and not message.error else None
         queue.apply(message.changes if changes else [], failed=message.target if message.error else None,
                     flagged=None if flagged is None else (flagged.query_id, flagged.chunk_id))

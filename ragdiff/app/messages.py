@@ -73,6 +73,7 @@ class MarkDone(Message):
     target: Any = None  # the session.Target of a mark or flag (set also when it failed)
     undo: bool = False  # the job was `u`
     flagged: bool = False  # the job was a flag, written beside the label file (`target` is the chunk)
+    query_edit: Any = None  # a drafted query kept or dropped, or that taken back (core.labels.Edit)
 
 
 @dataclass

@@ -54,7 +54,7 @@ def error_text(err: Exception, label_path: Path, pending: int = 0) -> str:
 
 @dataclass
 class _Job:
-    kind: str  # "open" | "mark" | "flag" | "undo" | "retry"
+    kind: str  # "open" | "mark" | "flag" | "undo" | "retry" | "drop" | "keep_query" | "drop_query"
     args: tuple
     target: Target | None
     future: Future
@@ -98,6 +98,14 @@ class LabelSession:
     def flag(self, target: Target) -> None:
         """Ask for a second opinion on a chunk (kept beside the label file; no judgment is written)."""
         self._submit("flag", target, target=target)
+
+    def keep_query(self, target) -> None:
+        """A drafted query kept (`target`: app.drafted_query.QueryDecision): its `proposed:` goes."""
+        self._submit("keep_query", target.query_id, target=target)
+
+    def drop_query(self, target) -> None:
+        """A drafted query dropped: its entry leaves the label file."""
+        self._submit("drop_query", target.query_id, target=target)
 
     def undo(self) -> None:
         self._submit("undo")
@@ -292,12 +300,26 @@ class LabelSession:
         return MarkDone(f"{target.chunk_id} for {target.query_id}: flagged for a second opinion (in {path.name}); "
                         "it stays unjudged", flagged=True)
 
+    def _keep_query(self, query_id: str) -> MarkDone:
+        self._labels()
+        self._last_gold = None
+        edit = self._file.keep_query(query_id)
+        return MarkDone(edit.message, query_edit=edit)
+
+    def _drop_query(self, query_id: str) -> MarkDone:
+        self._labels()
+        self._last_gold = None
+        edit = self._file.drop_query(query_id)
+        return MarkDone(edit.message, query_edit=edit)
+
     def _undo(self) -> MarkDone:
         self._labels()
         self._last_gold = None
         change = self._file.undo()
         if change is None:
             return MarkDone("nothing to undo")
+        if not hasattr(change, "chunk_id"):  # a drafted query's keep or drop taken back (a core.labels.Edit)
+            return MarkDone(change.message, undo=True, query_edit=change)
         return MarkDone(change.message, changes=[change], undo=True)
 
     def _drop(self) -> MarkDone:

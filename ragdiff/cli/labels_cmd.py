@@ -15,7 +15,7 @@ from ragdiff.core.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from ragdiff.core.provenance import DraftTally, Entry
+    from ragdiff.core.provenance import DraftTally, Entry, QueryTally
 
 
 def add_parser(subparsers) -> None:
@@ -63,7 +63,9 @@ def add_edit_parsers(commands) -> None:
                      help="mark it regression: true (a written-down failure; diff --fail-on-regression guards it)")
     add.add_argument("--tag", dest="tags", action="append", default=[], metavar="T", help="a tag (repeatable)")
     add_log_options(add, "append the log's queries that the file does not have yet (folded as labels init does; "
-                         "each one journaled, so labels undo takes them back one at a time)")
+                         "each one journaled, so labels undo takes them back one at a time); or a model's drafted "
+                         "queries, JSONL {\"query\", \"chunk_id\"[, \"grade\"]}: each added as proposed: true with "
+                         "its chunk drafted, all in one write, for a person to keep or drop in ragdiff judge")
     add_reviewer(add)
     add.set_defaults(handler=run_add)
 
@@ -423,8 +425,11 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_add_from(args: argparse.Namespace) -> int:
     from ragdiff.core import querylog
+    from ragdiff.core.drafts import is_drafted_queries
     from ragdiff.core.visible import visible
 
+    if is_drafted_queries(args.log):
+        return run_add_drafted(args)
     labels = open_labels(args)
     known = querylog.known_keys([t if t is not None else q for q, t in labels.texts.items()])
     log, queries, skipped, said = _folded(args, set(labels.queries), known)
@@ -444,6 +449,40 @@ def run_add_from(args: argparse.Namespace) -> int:
     for sentence in said:
         print(visible(sentence))
     _print_groups(log)
+    return 0
+
+
+def run_add_drafted(args: argparse.Namespace) -> int:
+    """`labels add GOLD --from DRAFTED.jsonl`: the whole file checked, then every new query in one write."""
+    from ragdiff.core import querylog, vocab
+    from ragdiff.core.drafts import read_drafted_queries
+    from ragdiff.core.errors import UsageError
+    from ragdiff.core.visible import visible
+
+    if args.column is not None or args.sample is not None:
+        raise UsageError(f"--column and --sample go with a query log; {args.log} holds drafted queries "
+                         "({\"query\", \"chunk_id\"} a line)")
+    labels = open_labels(args)
+    if not labels.can_say(vocab.DRAFTED):
+        raise InputError(args.gold, f"a {labels.shape} has no place for drafted queries; expected the ragdiff label "
+                                    "file (YAML or JSON with queries:)")
+    drafted = read_drafted_queries(args.log, set(labels.queries))
+    known = querylog.known_keys([t if t is not None else q for q, t in labels.texts.items()])
+    new = [q for q in drafted if q.key not in known]
+    skipped = len(drafted) - len(new)
+    if not new:
+        raise InputError(args.log, f"nothing to add: all {len(drafted)} of its queries are already in {args.gold} "
+                                   "(by folded text; drafts for queries the file has: ragdiff labels import)")
+    try:
+        labels.add_drafted_queries([(q.id, q.text, q.drafts) for q in new], args.log.name)
+    except LABEL_ERRORS() as err:
+        raise InputError(args.gold, str(err)) from None
+    chunks = sum(len(q.drafts) for q in new)
+    print(visible(f"{args.gold}: {len(new)} drafted quer{'y' if len(new) == 1 else 'ies'} added from {args.log} "
+                  f"({chunks} drafted chunk{'' if chunks == 1 else 's'}), each proposed: true until a person keeps "
+                  "or drops it (ragdiff judge); labels undo takes them all back"))
+    if skipped:
+        print(visible(f"{skipped} already in {args.gold} (by folded text), skipped"))
     return 0
 
 
@@ -529,19 +568,19 @@ def _query_id(gold, asked: str | None) -> str | None:
 
 def run_log(args: argparse.Namespace) -> int:
     from ragdiff.core.gold import load_gold
-    from ragdiff.core.provenance import draft_decisions, history, journals_of
+    from ragdiff.core.provenance import draft_decisions, history, journals_of, query_decisions
 
     gold = load_gold(args.gold, args.gold_format)
     query = _query_id(gold, args.query)
     entries = history(args.gold, query)
     journals = [str(p) for p in journals_of(args.gold)]
     if args.drafts:
-        tallies = draft_decisions(entries)
+        tallies, queries = draft_decisions(entries), query_decisions(entries)
         if args.json:
             print(json.dumps({"file": str(args.gold), "journals": journals, "query": query,
-                              "drafts": drafts_document(tallies)}, ensure_ascii=False, indent=2))
+                              "drafts": drafts_document(tallies, queries)}, ensure_ascii=False, indent=2))
         else:
-            print_drafts(tallies)
+            print_drafts(tallies, queries)
         return 0
     if args.json:
         print(json.dumps({"file": str(args.gold), "journals": journals, "query": query,
@@ -557,7 +596,8 @@ def _when(iso: str) -> str:
 
 
 EDIT_SOURCES = {"add_query": "labels add", "drafts": "labels import", "corpus": "labels snapshot",
-                "reviewed": "judge: query finished"}
+                "reviewed": "judge: query finished", "add_drafted": "labels add --from", "keep_query": "judge",
+                "drop_query": "judge"}
 
 
 def _from(entry: Entry) -> str:
@@ -624,17 +664,19 @@ def print_log(path: Path, entries: list[Entry], query: str | None) -> None:
     console.print(table)
 
 
-def drafts_document(tallies: list[DraftTally]) -> dict:
+def drafts_document(tallies: list[DraftTally], queries: QueryTally) -> dict:
     decided = sum(t.decided for t in tallies)
     overturned = sum(t.overturned for t in tallies)
     return {
         "decided": decided, "accepted": decided - overturned, "overturned": overturned,
         "by_proposed_grade": [{"grade": t.proposed, "decided": t.decided, "overturned": t.overturned, **t.counts}
                               for t in tallies],
+        # a drafted query kept is accepted, one dropped overturned
+        "queries": {"decided": queries.decided, "kept": queries.kept, "dropped": queries.dropped},
     }
 
 
-def print_drafts(tallies: list[DraftTally]) -> None:
+def print_drafts(tallies: list[DraftTally], queries: QueryTally) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -643,7 +685,10 @@ def print_drafts(tallies: list[DraftTally]) -> None:
     from ragdiff.core.provenance import OUTCOME_WORDS, OUTCOMES
 
     console = table_console()
-    doc = drafts_document(tallies)
+    doc = drafts_document(tallies, queries)
+    if queries.decided:
+        console.print(Text(f"drafted queries decided: {queries.decided} · kept {queries.kept} · dropped "
+                           f"{queries.dropped} ({queries.dropped / queries.decided:.0%} overturned)"))
     if not doc["decided"]:
         console.print(Text("no drafts decided yet: nobody has accepted or overturned a drafted label"))
         return

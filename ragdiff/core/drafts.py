@@ -1,4 +1,5 @@
-"""`ragdiff labels import GOLD DRAFTS.jsonl`: a model's proposals added to the label file as `drafted:`.
+"""`ragdiff labels import GOLD DRAFTS.jsonl`: a model's proposals added to the label file as `drafted:`; and
+`ragdiff labels add GOLD --from DRAFTED.jsonl`: queries a model drafted from chunks, added as `proposed: true`.
 
 DRAFTS.jsonl holds one `{"query_id", "chunk_id", "grade"}` a line (any model's output; ragdiff never calls a
 model). The whole file is checked before anything is written; then the drafts go through the label writer as
@@ -15,6 +16,7 @@ from pathlib import Path
 from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels import LabelFile
+from ragdiff.core.labels.document import check_grade
 from ragdiff.core.textio import read_text
 
 
@@ -26,12 +28,8 @@ class Draft:
     line: int
 
 
-def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
-    """Every draft in the file, checked: bad input names the line and what was expected."""
-    path = Path(path)
-    known = set(known_queries)
-    seen: dict[tuple[str, str], int] = {}
-    drafts = []
+def _records(path: Path, expected: str):
+    """(line, object) of every non-blank line; bad input names the line and what was expected."""
     # lines end at \n alone: U+2028, U+2029 and U+0085 may stand raw inside a JSON string (splitlines breaks there)
     for number, raw in enumerate(read_text(path).split("\n"), start=1):
         if not raw.strip():
@@ -39,16 +37,31 @@ def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as err:
-            raise InputError(path, f"invalid JSON ({err.msg}); expected {{\"query_id\", \"chunk_id\", \"grade\"}}",
-                             number) from None
+            raise InputError(path, f"invalid JSON ({err.msg}); expected {expected}", number) from None
         if not isinstance(record, dict):
-            raise InputError(path, "expected {\"query_id\", \"chunk_id\", \"grade\"} on each line", number)
+            raise InputError(path, f"a JSON {type(record).__name__}; expected {expected} on each line", number)
+        yield number, record
+
+
+def _check_grade(path: Path, grade, number: int) -> None:
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
+        raise InputError(path, f"grade {grade!r}: expected a whole number >= 0 (0 proposes not relevant)", number)
+    if check_grade(grade):
+        raise InputError(path, check_grade(grade), number)
+
+
+def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
+    """Every draft in the file, checked: bad input names the line and what was expected."""
+    path = Path(path)
+    known = set(known_queries)
+    seen: dict[tuple[str, str], int] = {}
+    drafts = []
+    for number, record in _records(path, '{"query_id", "chunk_id", "grade"}'):
         qid, chunk, grade = record.get("query_id"), record.get("chunk_id"), record.get("grade")
         for name, value in (("query_id", qid), ("chunk_id", chunk)):
             if not isinstance(value, str) or not value.strip():
                 raise InputError(path, f"{name} {value!r}: expected a non-empty string", number)
-        if isinstance(grade, bool) or not isinstance(grade, int) or grade < 0:
-            raise InputError(path, f"grade {grade!r}: expected a whole number >= 0 (0 proposes not relevant)", number)
+        _check_grade(path, grade, number)
         if qid not in known:
             raise InputError(path, f"query {qid!r} is not in the label file; expected one of its query ids "
                                    "(ragdiff labels add appends a new query)", number)
@@ -58,6 +71,72 @@ def read_drafts(path: Path, known_queries: list[str]) -> list[Draft]:
         seen[qid, chunk] = number
         drafts.append(Draft(qid, chunk, grade, number))
     return drafts
+
+
+@dataclass
+class DraftedQuery:
+    """A query a model drafted from one or more chunks (`labels add --from DRAFTED.jsonl`)."""
+
+    id: str
+    text: str  # as the model wrote it (the first spelling, when it wrote one question twice)
+    drafts: dict[str, int]  # chunk -> proposed grade
+    line: int  # its first line in the file
+    key: str = ""  # the folded text (what tells queries apart)
+
+
+DRAFTED_FIELDS = '{"query", "chunk_id"} (and an optional "grade")'
+
+
+def is_drafted_queries(path: Path) -> bool:
+    """Is this a file of drafted queries rather than a query log: JSON lines whose first record names a
+    chunk_id (a query log's records name no chunk)?"""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    record = json.loads(raw)
+                    return isinstance(record, dict) and "chunk_id" in record
+    except (OSError, ValueError):
+        return False
+    return False
+
+
+def read_drafted_queries(path: Path, taken_ids: set[str]) -> list[DraftedQuery]:
+    """Every line checked (bad input names the line and what was expected), then one query per question: the
+    same question drafted from two chunks (equal after folding case, white space and punctuation, as `labels
+    init` folds a log) is one query holding both chunks as drafts. Ids as `labels init` makes them."""
+    from ragdiff.core import querylog
+
+    path = Path(path)
+    rows: list[tuple[str, str, int, int]] = []
+    for number, record in _records(path, DRAFTED_FIELDS):
+        text, chunk, grade = record.get("query"), record.get("chunk_id"), record.get("grade", 1)
+        if "query" not in record and "query_id" in record:
+            raise InputError(path, f"a draft for an existing query (query_id); expected {DRAFTED_FIELDS} for a new "
+                                   "query (drafts for queries the file has: ragdiff labels import)", number)
+        for name, value in (("query", text), ("chunk_id", chunk)):
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(path, f"{name} {value!r}: expected a non-empty string ({DRAFTED_FIELDS})", number)
+        _check_grade(path, grade, number)
+        rows.append((text, chunk, grade, number))
+    if not rows:
+        raise InputError(path, f"no drafted query in it; expected one {DRAFTED_FIELDS} a line")
+    # a text of punctuation alone folds to nothing: it stands for itself
+    keys = [k or t.strip() for k, (t, _c, _g, _n) in zip(querylog.fold_texts([r[0] for r in rows]), rows)]
+    queries: dict[str, DraftedQuery] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for (text, chunk, grade, number), key in zip(rows, keys):
+        if (key, chunk) in seen:
+            raise InputError(path, f"chunk {chunk!r} is drafted twice for the query {text!r} (lines "
+                                   f"{seen[key, chunk]} and {number}); expected one draft per chunk", number)
+        seen[key, chunk] = number
+        query = queries.setdefault(key, DraftedQuery("", text, {}, number, key))
+        query.drafts[chunk] = grade
+    out = list(queries.values())
+    for query, qid in zip(out, querylog.make_ids([q.key for q in out], taken_ids)):
+        query.id = qid
+    return out
 
 
 @dataclass

@@ -43,6 +43,8 @@ class Gold:
     corpus_sha256: str | None = None
     # a model's proposals (`drafted:`): query_id, chunk_id, grade, line — never scored as judgments
     drafts: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=DRAFT_SCHEMA))
+    # queries a model drafted (`proposed: true`), in file order: waiting for a person to keep or drop them
+    proposed: tuple[str, ...] = ()
 
     def recorded_corpus(self) -> Path | None:
         """The corpus the label file names (`corpus: {path}`), a relative path read from the folder of the file
@@ -163,4 +165,5 @@ def load_gold(path: str | Path, fmt: str | None = None) -> Gold:
         details, drafts = doc.query_details(), doc.drafts_frame()
     queries = queries.join(details, on="query_id", how="left", maintain_order="left")
     return Gold(path=where.given, format=where.fmt, queries=queries, judgments=judgments,
-                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1], drafts=drafts)
+                corpus_path=doc.corpus[0], corpus_sha256=doc.corpus[1], drafts=drafts,
+                proposed=tuple(q for q in doc.order if doc.proposed.get(q)))

@@ -4,7 +4,8 @@ One JSON object per line in ``<label file>.ragdiff-journal.jsonl``. Every append
 returns; a batch of decisions is one append (`append_many`: one write, one fsync for all of them). A write of the label file is bracketed by two lines:
 
 - an *op* line (``"type": "mark"``, ``"undo"``, or ``"edit"`` for a change to the file beyond one chunk's
-  judgment: ``"edit": "add_query"``, ``"corpus"``, ``"drafts"`` or ``"reviewed"``) written BEFORE the label file is replaced, holding
+  judgment: ``"edit": "add_query"``, ``"corpus"``, ``"drafts"``, ``"reviewed"``, or for drafted queries ``"add_drafted"``,
+  ``"keep_query"``, ``"drop_query"``) written BEFORE the label file is replaced, holding
   everything needed to redo or undo it (query, chunk, label, grade, the previous label and grade, the
   sha256 of the file before and after, and a line patch that turns one into the other);
 - a ``"type": "saved"`` line written AFTER the rename (or ``"failed"`` when the write failed).
@@ -131,7 +132,7 @@ class Journal:
 
 OP_TYPES = ("mark", "undo", "edit")
 STATUS_TYPES = ("saved", "failed", "dropped")
-EDITS = ("add_query", "corpus", "drafts", "reviewed")
+EDITS = ("add_query", "corpus", "drafts", "reviewed", "add_drafted", "keep_query", "drop_query")
 
 
 def record_problem(rec: dict) -> str | None:

@@ -92,6 +92,11 @@ class JudgeQueue:
         # the next
         self._cells: Callable[[str], int] | None = None
         self._widest: tuple[int, int] | None = None
+        # queries a model drafted (`proposed: true`), which a person keeps or drops before judging their chunks,
+        # and those dropped since the queue was built: out of its walk and its counts (`set_dropped`). A query
+        # kept leaves `proposed` (the app's drafted-query step keeps it)
+        self.proposed: set[str] = set()
+        self._dropped: set[str] = set()
 
     @property
     def texts(self) -> Mapping[str, str]:
@@ -128,9 +133,11 @@ class JudgeQueue:
 
     def _set_counts(self, size: dict[str, int], done: dict[str, int]) -> None:
         self._size, self._done = size, done
-        self._total, self._judged = sum(size.values()), sum(done.values())
+        dropped = self._dropped
+        self._total = sum(n for q, n in size.items() if q not in dropped)
+        self._judged = sum(n for q, n in done.items() if q not in dropped)
         self._durable = self._judged - sum(chunk in self._pooled_ids(q) and not self.is_judged(q, chunk)
-                                           for q, chunk in self._in_flight)
+                                           for q, chunk in self._in_flight if q not in dropped)
 
     # ---- building ----------------------------------------------------------------------------------------
 
@@ -155,7 +162,12 @@ class JudgeQueue:
         frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
         # the pool: every run's top `depth`, each chunk once per query (a run's query the gold set lacks is not
         # judged here)
-        pool = (pl.concat([f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames])
+        # and a drafted query's drafted chunks (what the model drafted it from), whether a run returned them or not
+        proposed = pl.Series(gold.proposed, dtype=pl.String).implode()
+        drafted = ([gold.drafts.filter(pl.col("query_id").is_in(proposed)).select("query_id", "chunk_id")]
+                   if gold.proposed else [])
+        pool = (pl.concat([*(f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames),
+                           *drafted])
                 .unique().filter(pl.col("query_id").is_in(queries)))
         keys = pool.select("query_id", "chunk_id")
         for i, frame in enumerate(frames):  # each pooled chunk's rank in each run, at any depth
@@ -174,6 +186,7 @@ class JudgeQueue:
             lists[row[0]].append(Entry(row[1], tuple(row[2:])))
         queue = cls(queries, texts, lists, labels, [run.name for run in runs], depth, flagged or (),
                     listen=store is None)
+        queue.proposed = set(gold.proposed)
         counts = {q: (n, d) for q, n, d in pool.group_by("query_id").agg(pl.len(), pl.col("judged").sum()).iter_rows()}
         queue._set_counts({q: counts.get(q, (0, 0))[0] for q in queries},
                           {q: counts.get(q, (0, 0))[1] for q in queries})
@@ -253,6 +266,8 @@ class JudgeQueue:
         when `start` is None. Lazy: the next unjudged chunk is usually a step away."""
 
         def query(qi: int, begin: int = 0, end: int | None = None):
+            if self._dropped and self.queries[qi] in self._dropped:
+                return
             count = len(self._entries[self.queries[qi]])
             for ei in range(begin, count if end is None else min(end, count)):
                 yield Position(qi, ei)
@@ -280,7 +295,7 @@ class JudgeQueue:
         """The query's first unjudged chunk, else its first chunk; None when it has no chunk at all."""
         qid = self.queries[query_index]
         entries = self._entries[qid]
-        if not entries:
+        if not entries or qid in self._dropped:
             return None
         for i, entry in enumerate(entries):
             if not self.is_done(qid, entry.chunk_id):
@@ -326,8 +341,24 @@ class JudgeQueue:
             if chunk_id in self._pooled_ids(query_id):
                 now = vocab.kind_of(change.after.kind, change.after.grade).judged
                 done[query_id] += now - was
-                self._judged += now - was
-                self._durable += now - was_judged
+                if query_id not in self._dropped:  # a dropped query's counts are out of the sums
+                    self._judged += now - was
+                    self._durable += now - was_judged
+
+    def is_dropped(self, query_id: str) -> bool:
+        return query_id in self._dropped
+
+    def set_dropped(self, query_id: str, dropped: bool) -> None:
+        """A drafted query dropped from the label file (or back, after an undo): its chunks leave the walk and
+        the pool's counts (or come back to them)."""
+        if dropped == (query_id in self._dropped):
+            return
+        size, done = self._counts()
+        sign = -1 if dropped else 1
+        self._total += sign * size.get(query_id, 0)
+        self._judged += sign * done.get(query_id, 0)
+        self._durable += sign * sum(self.is_judged(query_id, c) for c in self._pooled_ids(query_id))
+        (self._dropped.add if dropped else self._dropped.discard)(query_id)
 
     def flag(self, query_id: str, chunk_id: str) -> None:
         """Flagged for a second opinion (it stays unjudged: no count moves)."""
@@ -344,8 +375,9 @@ class JudgeQueue:
         if pooled:
             step = self.is_done(query_id, chunk_id) - was
             done[query_id] += step
-            self._judged += step
-            self._durable += self.is_judged(query_id, chunk_id) - was_judged
+            if query_id not in self._dropped:
+                self._judged += step
+                self._durable += self.is_judged(query_id, chunk_id) - was_judged
 
     def _pooled_ids(self, query_id: str) -> frozenset[str]:
         ids = self._pooled.get(query_id)

@@ -3,7 +3,8 @@
 The journal (core/journal.py) is written by the label writer, one op line per mark or undo and a line after
 it saying whether it was saved. This module only reads it: `history` turns the ops into `Entry`s in journal
 order, with what became of each; `draft_decisions` counts, per proposed grade, how often a person accepted or
-overturned a model's draft (DESIGN.md, "Drafted labels, provenance, growing the set").
+overturned a model's draft, and `query_decisions` how often a drafted query was kept or dropped (DESIGN.md,
+"Drafted labels, provenance, growing the set").
 """
 
 from __future__ import annotations
@@ -117,6 +118,10 @@ def _summary(rec: dict) -> str:
         return f"query added: {rec.get('text')}" + (f" ({'; '.join(extras)})" if extras else "")
     if rec["edit"] == "drafts":
         return f"{rec.get('count')} drafts written" + (f" from {rec['source']}" if rec.get("source") else "")
+    if rec["edit"] == "add_drafted":
+        return f"{rec.get('count')} drafted queries added" + (f" from {rec['source']}" if rec.get("source") else "")
+    if rec["edit"] in ("keep_query", "drop_query"):
+        return f"drafted query {'kept' if rec['edit'] == 'keep_query' else 'dropped'}: {rec.get('text')}"
     if rec["edit"] == "reviewed":
         return f"reviewed: {rec.get('reviewed')}" + (f" (was {rec['prev_reviewed']})" if rec.get("prev_reviewed") else "")
     corpus = rec.get("corpus") or {}
@@ -170,3 +175,27 @@ def draft_decisions(entries: list[Entry]) -> list[DraftTally]:
         tally = tallies.setdefault(entry.before.grade, DraftTally(entry.before.grade))
         tally.counts[result] += 1
     return [tallies[g] for g in sorted(tallies, key=lambda g: (g is None, g or 0))]
+
+
+@dataclass
+class QueryTally:
+    """How people decided the queries a model drafted (`proposed: true`): kept, or dropped from the file."""
+
+    kept: int = 0
+    dropped: int = 0
+
+    @property
+    def decided(self) -> int:
+        return self.kept + self.dropped
+
+
+def query_decisions(entries: list[Entry]) -> QueryTally:
+    """Each saved keep or drop of a drafted query that was not taken back counts once."""
+    tally = QueryTally()
+    for entry in entries:
+        if entry.action == "edit" and entry.status == SAVED and entry.undone_by is None:
+            if entry.edit == "keep_query":
+                tally.kept += 1
+            elif entry.edit == "drop_query":
+                tally.dropped += 1
+    return tally

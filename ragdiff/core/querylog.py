@@ -497,7 +497,17 @@ def folded_keys(q: LogQuery) -> set[str]:
 
 def known_keys(texts: list[str]) -> set[str]:
     """The folded texts of these queries (what `labels add --from` skips)."""
-    return set(pl.DataFrame({"t": texts}, schema={"t": pl.String}).select(_norm(pl.col("t")))["t"].to_list())
+    return set(fold_texts(texts))
+
+
+def fold_texts(texts: list[str]) -> list[str]:
+    """Each text folded for comparison (case, white space, punctuation), in order."""
+    return pl.DataFrame({"t": texts}, schema={"t": pl.String}).select(_norm(pl.col("t")))["t"].to_list()
+
+
+def make_ids(keys: list[str], taken: set[str]) -> list[str]:
+    """The ids of queries with these folded texts, as `labels init` gives them (module docstring)."""
+    return _ids(keys, set(taken))
 
 
 def _n(n: int, word: str, plural: str | None = None) -> str:

@@ -70,6 +70,7 @@ class LabelDoc:
         self.retrieval: dict[str, bool] = {}  # False: the answer is not inside a chunk; left out of every score
         self.reviewed: dict[str, str] = {}  # when a person last read the query's labels, as written
         self.drafts: dict[str, dict[str, tuple[int, int | None]]] = {}  # a model's proposals: chunk -> (grade, line)
+        self.proposed: dict[str, bool] = {}  # True: the query itself was drafted by a model, not yet kept by a person
         self._lines: Lines | None = None
 
     # ---- positions and errors
@@ -109,7 +110,7 @@ class LabelDoc:
         return (hit[0], hit[1])
 
     # what a document holds per query besides its judgments (a reparse of one entry refreshes each)
-    PER_QUERY = ("texts", "regression", "tags", "retrieval", "reviewed", "drafts")
+    PER_QUERY = ("texts", "regression", "tags", "retrieval", "reviewed", "drafts", "proposed")
 
     def state_of(self, qid: str) -> dict[str, tuple[str, int]]:
         """{chunk: (level, grade)} of one query, drafts included (what `state` says for it)."""
@@ -140,6 +141,25 @@ class LabelDoc:
 
         raise LabelFormatError(f"a {self.shape} cannot take a new query from ragdiff; expected the ragdiff label "
                                "file (YAML or JSON, with queries:)")
+
+    def plan_add_queries(self, entries: list[tuple[str | None, str, bool, list[str], list[tuple[str, object]]]]) -> str:
+        """`plan_add_query` for several queries at once, in order (one write: `labels add --from DRAFTED`)."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} cannot take a new query from ragdiff; expected the ragdiff label "
+                               "file (YAML or JSON, with queries:)")
+
+    def plan_keep_query(self, qid: str) -> str:
+        """The whole new text with query `qid` no longer `proposed:` (a person kept the drafted query)."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} has no drafted queries; expected the ragdiff label file")
+
+    def plan_drop_query(self, qid: str) -> str:
+        """The whole new text without query `qid`'s entry (a person dropped the drafted query)."""
+        from ragdiff.core.labels.errors import LabelFormatError
+
+        raise LabelFormatError(f"a {self.shape} has no drafted queries; expected the ragdiff label file")
 
     def plan_corpus(self, path: str, sha256: str) -> str:
         """The whole new text with `corpus: {path, sha256}` recorded (`labels snapshot`)."""

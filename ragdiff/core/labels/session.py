@@ -34,7 +34,7 @@ from ragdiff.core.labels.errors import LabelConflictError, LabelFormatError, Lab
 from ragdiff.core.labels.marks import LABELS, Change, Mark, judgment, normal_mark, word
 from ragdiff.core.labels.qrels_doc import QrelsDoc
 from ragdiff.core.labels.reader import parse_document
-from ragdiff.core.labels.yaml_doc import map_grade
+from ragdiff.core.labels.yaml_doc import PROPOSED, map_grade
 from ragdiff.core.textio import BOM
 
 
@@ -880,12 +880,14 @@ class LabelFile:
         # a mark that changed nothing stays in the journal as a record of what was looked at, but `u` means
         # "take back my last change": it goes to the last mark that changed the file
         # and only this reviewer's own: another person's mark is never taken back (the journal knows who)
-        stack = [op for op in self._replay.undo_stack()
-                 if not op.record.get("noop") and op.record.get("who") == self.reviewer]
-        if edits:  # `labels undo`: a query added or a snapshot recorded is one step back too, in journal order
-            stack = [op for op in self._replay.ops.values()
-                     if (op in stack or (op.kind == "edit" and op.status == "saved" and op.undone_by is None
-                                         and op.record.get("who") == self.reviewer))]
+        marks = {op.id for op in self._replay.undo_stack()
+                 if not op.record.get("noop") and op.record.get("who") == self.reviewer}
+        # keeping or dropping a drafted query is a decision like a mark (`u` takes it back); with `edits`
+        # (`labels undo`) a query added or a snapshot recorded is one step back too, in journal order
+        stack = [op for op in self._replay.ops.values()
+                 if op.id in marks or (op.kind == "edit" and op.status == "saved" and op.undone_by is None
+                                       and op.record.get("who") == self.reviewer
+                                       and (edits or op.record.get("edit") in QUERY_DECISIONS))]
         if not stack:
             return None
         op = stack[-1]
@@ -1035,6 +1037,83 @@ class LabelFile:
                            "drafts": [[q, c, g] for q, c, g in drafts], "prev": prev}, plan, check,
                           f"{n} draft{'s' if n != 1 else ''} written" + (f" from {source}" if source else ""))
 
+    def add_drafted_queries(self, queries: list[tuple[str, str, dict[str, int]]], source: str | None = None) -> Edit:
+        """Queries a model drafted (`labels add --from DRAFTED.jsonl`), each (id, text, {chunk: grade}), as ONE
+        journaled, atomic edit after the last query: each entry says `proposed: true` (the query itself waits for
+        a person to keep or drop it) and holds its chunks under `drafted:` (never scored as gold). One `labels
+        undo` takes them all back."""
+        queries = [(q, t, dict(d)) for q, t, d in queries]
+        ids = [q for q, _t, _d in queries]
+        if len(set(ids)) != len(ids):
+            raise LabelFormatError("two drafted queries would share an id; nothing was written")
+        for q, t, drafts in queries:
+            if not t.strip() or not q.strip():
+                raise LabelFormatError("a drafted query needs its text and id; nothing was written")
+            for c, g in drafts.items():
+                self._check(Mark(q, c, vocab.DRAFTED, g))
+
+        def plan(doc: LabelDoc) -> str:
+            for q, t, _d in queries:
+                same = [o for o in doc.order if o == q or doc.texts.get(o) == t]
+                if same:
+                    raise LabelFormatError(f"{self.name} already has query {same[0]!r}; nothing was written")
+            return doc.plan_add_queries([(q, t, False, [], [(PROPOSED, True), (vocab.DRAFTED, d)]
+                                          + ([("source", source)] if source else [])) for q, t, d in queries])
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = old.state()
+            for q, _t, d in queries:
+                expected[q] = {c: (vocab.DRAFTED, g) for c, g in d.items()}
+            return (new.state() == expected and new.order == [*old.order, *ids] and new.corpus == old.corpus
+                    and all(new.texts.get(q) == t and new.proposed.get(q) is True for q, t, _d in queries))
+
+        n = len(queries)
+        return self._edit({"edit": "add_drafted", "query": None, "source": source, "count": n,
+                           "queries": [[q, t, d] for q, t, d in queries]}, plan, check,
+                          f"{n} drafted quer{'y' if n == 1 else 'ies'} added" + (f" from {source}" if source else ""))
+
+    def keep_query(self, query_id: str) -> Edit:
+        """A person kept a drafted query: its `proposed: true` goes (nothing else changes; `u` brings it back)."""
+        def plan(doc: LabelDoc) -> str:
+            self._require_query(doc, query_id)
+            return doc.plan_keep_query(query_id) if doc.proposed.get(query_id) else doc.text
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = dict(old.proposed)
+            expected.pop(query_id, None)
+            now = {q: v for q, v in new.proposed.items() if v or q != query_id}
+            return (new.state() == old.state() and new.order == old.order and new.texts == old.texts
+                    and now == expected and new.corpus == old.corpus)
+
+        return self._edit({"edit": "keep_query", "query": query_id, "text": self._snap.doc.texts.get(query_id)},
+                          plan, check, f"kept the drafted query {query_id!r}", reparse=query_id)
+
+    def drop_query(self, query_id: str) -> Edit:
+        """A person dropped a drafted query: its entry leaves the label file, its drafts with it. Only a query
+        still `proposed:` and with no person's judgment (LabelConflictError otherwise); `u` brings it back byte
+        for byte."""
+        def plan(doc: LabelDoc) -> str:
+            self._require_query(doc, query_id)
+            if not doc.proposed.get(query_id):
+                raise LabelConflictError(f"{query_id!r} is not a drafted query waiting in {self.name} (kept, or "
+                                         "never drafted); only those are dropped (nothing was written)")
+            if doc.judg.get(query_id):
+                raise LabelConflictError(f"{query_id!r} has judged chunks in {self.name}; take those back before "
+                                         "dropping it (nothing was written)")
+            return doc.plan_drop_query(query_id)
+
+        def check(old: LabelDoc, new: LabelDoc) -> bool:
+            expected = old.state()
+            expected.pop(query_id, None)
+            return (new.state() == expected and new.order == [q for q in old.order if q != query_id]
+                    and new.corpus == old.corpus)
+
+        doc = self._snap.doc
+        state = {c: g for c, (g, _line) in doc.drafts.get(query_id, {}).items()}
+        return self._edit({"edit": "drop_query", "query": query_id, "text": doc.texts.get(query_id),
+                           "drafts": state},
+                          plan, check, f"dropped the drafted query {query_id!r}")
+
     def _edit(self, what: dict, plan, check, sentence: str, undoes: Op | None = None,
               reparse: str | None = None) -> Edit:
         """One change beyond a chunk's judgment, written like a mark: under the lock, re-read, planned by the
@@ -1101,7 +1180,29 @@ class LabelFile:
                                          "nothing was written")
             return back
 
-        if r["edit"] == "add_query":
+        if r["edit"] == "add_drafted":
+            added = [q for q, _t, _d in r["queries"]]
+
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                expected = old.state()
+                for q in added:  # a person's judgment there since: taking it back would lose it
+                    if any(kind != vocab.DRAFTED for kind, _g in expected.pop(q, {}).values()):
+                        return False
+                return new.state() == expected and new.order == [q for q in old.order if q not in added]
+            sentence = f"undid: {len(added)} drafted quer{'y' if len(added) == 1 else 'ies'} added"
+        elif r["edit"] == "keep_query":
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                return (new.state() == old.state() and new.order == old.order
+                        and new.proposed.get(qid) is True)
+            sentence = f"undid: kept the drafted query {qid!r}: it waits to be kept or dropped again"
+        elif r["edit"] == "drop_query":
+            def check(old: LabelDoc, new: LabelDoc) -> bool:
+                expected = old.state()
+                expected[qid] = {c: (vocab.DRAFTED, g) for c, g in r["drafts"].items()}
+                return (new.state() == expected and [q for q in new.order if q != qid] == old.order
+                        and qid in new.order and new.proposed.get(qid) is True)
+            sentence = f"undid: dropped the drafted query {qid!r}: it is back"
+        elif r["edit"] == "add_query":
             def check(old: LabelDoc, new: LabelDoc) -> bool:
                 expected = old.state()
                 if expected.pop(qid, None):  # judged since it was added: taking it back would lose judgments
@@ -1133,7 +1234,8 @@ class LabelFile:
                 return new.state() == old.state() and new.corpus == (prev.get("path"), prev.get("sha256"))
             sentence = "undid: corpus snapshot"
         what = {k: v for k, v in r.items() if k in ("edit", "query", "text", "corpus", "prev_corpus", "source",
-                                                      "count", "drafts", "prev", "reviewed", "prev_reviewed")}
+                                                      "count", "drafts", "prev", "reviewed", "prev_reviewed",
+                                                      "queries")}
         return self._edit(what, plan, check, sentence, undoes=op)
 
     def retry(self) -> list[Change]:
@@ -1162,6 +1264,9 @@ class LabelFile:
         return n
 
 
+# keeping or dropping a drafted query: decisions of the judging queue, which `u` takes back like a mark
+QUERY_DECISIONS = ("keep_query", "drop_query")
+
 _NO_MARK = Mark("", "", "none")  # what a file-level edit passes where the journal helpers take a mark
 
 
@@ -1169,7 +1274,7 @@ _NO_MARK = Mark("", "", "none")  # what a file-level edit passes where the journ
 class Edit:
     """What a file-level edit did (a query added, the corpus snapshot recorded, or one taken back)."""
 
-    kind: str  # "add_query" | "corpus" | "drafts" | "reviewed"
+    kind: str  # "add_query" | "corpus" | "drafts" | "reviewed" | "add_drafted" | "keep_query" | "drop_query"
     query_id: str | None
     message: str
     saved: bool

@@ -100,9 +100,13 @@ def is_label_file(root, json_style: bool) -> bool:
 
 _NO_QUERIES = SequenceNode("tag:yaml.org,2002:seq", [])
 
+# a query drafted by a model (`labels add --from DRAFTED.jsonl`), not yet kept by a person: `proposed: true`. Not
+# `drafted: true`: `drafted:` is the query's section of drafted chunks, and one key cannot hold both
+PROPOSED = "proposed"
+
 # every key the reader reads (a key of the file's own is kept, unless it reads like one of these: _known_keys)
 _TOP_KEYS = ("corpus", "queries")
-_QUERY_KEYS = ("id", "text", *vocab.SECTIONS, "tags", "regression", "retrieval", "reviewed")
+_QUERY_KEYS = ("id", "text", *vocab.SECTIONS, "tags", "regression", "retrieval", "reviewed", PROPOSED)
 _CORPUS_KEYS = ("path", "sha256")
 
 # the sections a mark edits: a person's judgment moves a chunk out of `drafted:` too
@@ -201,6 +205,8 @@ class YamlLabelDoc(LabelDoc):
                 self.retrieval[qid] = self._read_flag(qid, "retrieval", *keys["retrieval"])
             if "reviewed" in keys:
                 self.reviewed[qid] = self._read_date(qid, "reviewed", *keys["reviewed"])
+            if PROPOSED in keys:
+                self.proposed[qid] = self._read_flag(qid, PROPOSED, *keys[PROPOSED])
 
     def _known_keys(self, node, known: tuple[str, ...], what: str, own_keys: bool = True, near: float = 0.8) -> None:
         """A key the reader does not read is skipped: a key of the file's own (`notes:`, `owner:`) is kept as
@@ -496,16 +502,25 @@ class YamlLabelDoc(LabelDoc):
         file's own indentation; without an id the text is the id (DESIGN's default). In a flow list (every
         JSON label file) one `{id, text, …}` after the last query, on its own line where they stand one a line.
         `extra`: keys of the file's own after the text (a query from a log: count, source, variants, context)."""
+        return self.plan_add_queries([(qid, text, regression, tags, extra)])
+
+    def plan_add_queries(self, entries: list[tuple[str | None, str, bool, list[str], list[tuple[str, object]]]]) -> str:
+        """Several new queries after the last one, in order, by `plan_add_query`'s rules (one edit)."""
         ed = self.editor()
-        fields = entry_fields(ed, qid, text, regression, tags, extra)
-        if self.dialect == "yaml" and self._empty_start(ed, fields):
+        all_fields = [entry_fields(ed, *entry) for entry in entries]
+        if self.dialect == "yaml" and self._empty_start(ed, all_fields):
             return ed.result()
         _key, seq = self._top()["queries"]
         if seq.flow or not seq.items:
-            entry = "{" + ", ".join(f"{self.key_text(k)}: {v}" for k, v in fields) + "}"
             if seq.kind != "seq":
                 raise LabelFormatError('"queries" is not a list; nothing was written')
-            ed._flow_append(seq, seq.items, [n.end for n in seq.items], entry)
+            entries = ["{" + ", ".join(f"{self.key_text(k)}: {v}" for k, v in fields) + "}" for fields in all_fields]
+            sub = _Edits(ed.text, ed.dialect, ed.quote, ed.ascii_only)
+            sub._flow_append(seq, seq.items, [n.end for n in seq.items], "\0")
+            start, end, inserted = sub.edits[0]
+            # the entries after one another, parted as the one after the last query is from it
+            joiner = inserted[: inserted.index("\0")] if seq.items else ", "
+            ed.add(start, end, inserted.replace("\0", joiner.join(entries)))
             return ed.result()
         last = seq.items[-1]
         t = self.text
@@ -513,16 +528,43 @@ class YamlLabelDoc(LabelDoc):
         if not prefix.rstrip(" \t").endswith("-") or prefix.strip(" \t-") != "":
             raise LabelFormatError("the last query does not start its own `- ` line; nothing was written")
         pos = _eol_after(t, content_end(t, last))
-        ed.add(*_insert_line(t, pos, block_entry(prefix, fields, ed.nl), ed.nl))
+        block = ed.nl.join(block_entry(prefix, fields, ed.nl) for fields in all_fields)
+        ed.add(*_insert_line(t, pos, block, ed.nl))
         return ed.result()
 
-    def _empty_start(self, ed: _Edits, fields: list[tuple[str, str]]) -> bool:
+    def plan_keep_query(self, qid: str) -> str:
+        """The entry's `proposed:` key goes (its own line, or its place in a flow entry); where it cannot go
+        cleanly (it shares the `- ` line, or a comment), its value becomes `false`."""
+        ed = self.editor()
+        entry = self.entry(qid)
+        found = [i for i, (k, _v) in enumerate(entry.pairs) if k.kind == "scalar" and k.value == PROPOSED]
+        if not found:
+            return self.text
+        key, val = entry.pairs[found[0]]
+        if not self._drop_pair(ed, entry, key, val):
+            if val.kind != "scalar":
+                raise LabelFormatError(f"{qid}'s proposed: is not written on one line; nothing was written")
+            ed.add(val.start, val.end, "false")
+        return ed.result()
+
+    def plan_drop_query(self, qid: str) -> str:
+        """Query `qid`'s entry out of the `queries:` list (its lines, or its place in a flow list); the last
+        one leaves `queries: []`."""
+        ed = self.editor()
+        key, seq = self._top()["queries"]
+        index = self.order.index(qid)
+        if seq.kind != "seq" or len(seq.items) != len(self.order):
+            raise LabelFormatError('"queries" is not the list of queries; nothing was written')
+        ed.seq_remove(seq, index, key)
+        return ed.result()
+
+    def _empty_start(self, ed: _Edits, all_fields: list[list[tuple[str, str]]]) -> bool:
         """The first query of a file that has none yet, written as a block list (`  - text: …`): into a file
         of nothing but comments and blank lines (a `queries:` line is added at its end), after `queries:`
         alone, or in place of a block file's `queries: []`. False when the file is not one of these (a
         flow list that holds queries, or a flow root, keeps its flow style)."""
         t = self.text
-        entry = block_entry("  - ", fields, ed.nl)
+        entry = ed.nl.join(block_entry("  - ", fields, ed.nl) for fields in all_fields)
         if self.blank:
             ed.add(*_insert_line(t, len(t), "queries:" + ed.nl + entry, ed.nl))
             return True
@@ -659,14 +701,16 @@ class YamlLabelDoc(LabelDoc):
 def entry_fields(ed: _Edits, qid: str | None, text: str, regression: bool, tags: list[str],
                  extra: list[tuple[str, object]] = ()) -> list[tuple[str, str]]:
     """A new query's keys and values as written, in order: id, text, the extra keys (a string, a whole number,
-    or a map of string to number), regression, tags."""
+    true / false, or a map of string to number), regression, tags."""
     fields = ([("id", ed.fmt_id(qid))] if qid is not None else []) + [("text", _text_scalar(ed, text))]
     for key, value in extra:
         if isinstance(value, dict):
             written = "{" + ", ".join(f"{ed.fmt_id(k) if ed.dialect == 'json' else yaml_id(k, chr(34))}: {int(v)}"
                                       for k, v in value.items()) + "}"
-        elif isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise TypeError(f"{key}: a string, a whole number or a map of them, not {type(value).__name__}")
+        elif isinstance(value, bool):
+            written = "true" if value else "false"
+        elif not isinstance(value, (str, int)):
+            raise TypeError(f"{key}: a string, a whole number, true/false or a map, not {type(value).__name__}")
         else:
             written = str(value) if isinstance(value, int) else _text_scalar(ed, value)
         fields.append((key, written))
