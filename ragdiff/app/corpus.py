@@ -22,6 +22,7 @@ class CorpusIndex:
         self.error: str | None = None
         self._cache_size = cache_size
         self._corpus: Corpus | None = None
+        self.ranker = None  # the `/` search's BM25 index, built on first use (app.corpus_search.searcher)
 
     def build(self) -> int:
         """Index the file (ids and byte offsets only). Returns the number of chunks; sets .error, never raises."""
@@ -54,6 +55,10 @@ class CorpusIndex:
         except InputError as err:
             self.error = f"cannot read {chunk_id} from the corpus: {err}"
             return None
+
+    def get_many(self, chunk_ids) -> dict[str, Chunk]:
+        """Several chunks in one pass over the file (InputError when it cannot be read; {} before the index)."""
+        return {} if self._corpus is None else self._corpus.get_many(chunk_ids)
 
     @property
     def cache_size(self) -> int:

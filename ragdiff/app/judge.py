@@ -3,8 +3,8 @@
 One key per decision (0 not relevant, 1–3 gold with that grade, g gold, e evidence, x not relevant, a accept
 the model's draft, s skip, ! flag for a second opinion); after each the queue moves to the next unjudged chunk by itself, across
 queries. The chunk text takes most of the screen, with the query's words marked, and scrolls (j/k, space).
-`/` searches the corpus for a chunk no run returned. A query a model drafted is kept (a) or dropped (d) before its
-chunks (app/drafted_query.py). The queue itself (pool, order, progress, resume) is
+`/` searches the corpus for a chunk no run returned, ranked by BM25 (app/corpus_search.py). A query a model drafted
+is kept (a) or dropped (d) before its chunks (app/drafted_query.py). The queue itself (pool, order, progress, resume) is
 `ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
 (`ragdiff.app.session.LabelSession`), whose Changes come back to `mark_done`.
 
@@ -25,7 +25,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from ragdiff.app import drafted_query
+from ragdiff.app import corpus_search, drafted_query
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, binding_keys, edit_line, key, label_keys, paste_into
 from ragdiff.app.messages import LoadFailed, MarkDone, QueueBuilt, Saved
@@ -39,7 +39,8 @@ from ragdiff.app.widgets.pool_list import RUN_LETTERS, PoolList
 from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.status_line import StatusLine
 from ragdiff.core import vocab
-from ragdiff.core.pool import Hit, JudgeQueue, Position, search_corpus
+from ragdiff.core.errors import InputError
+from ragdiff.core.pool import Hit, JudgeQueue, Position
 
 # The pool list is as wide as its widest row (every id whole) within these bounds: never narrower than POOL_MIN
 # (nor than 40% of the screen, app.tcss), and the chunk text — the thing being judged — keeps TEXT_MIN columns
@@ -92,7 +93,8 @@ class JudgeScreen(Screen):
         key("left_square_bracket", "query(-1)", "previous query", key_display="[", show=False,
             id="judge.previous_query", tooltip="the previous query's first unjudged chunk"),
         key("slash", "search", "search corpus", key_display="/", id="judge.search",
-            tooltip="search the corpus text for a chunk no run returned, then judge it for this query"),
+            tooltip="search the corpus for a chunk no run returned (ranked by BM25, as ragdiff bm25 ranks), then "
+                    "judge it for this query"),
         key("question_mark", "help", "help", key_display="?", id="judge.help", tooltip="this list of keys"),
         key("q,escape", "close", "back", id="judge.close",
             tooltip="back to the review (from `ragdiff judge`: quit, once the decisions still saving are written, "
@@ -417,6 +419,7 @@ class JudgeScreen(Screen):
             self.set_status("no corpus to search: run with --corpus corpus.jsonl" if self.corpus is None
                             else f"indexing {self.corpus.path.name} …: try again in a moment")
             return
+        corpus_search.searcher(self.corpus).start()  # the BM25 index, in a thread of its own, once
         self.searching = True
         self.search = self.search or self.queue.texts.get(self.queue.queries[self.position.query], "")
         bar = self.query_one(SearchBar)
@@ -448,18 +451,23 @@ class JudgeScreen(Screen):
     @work(thread=True, exclusive=True, group="corpus-search")
     def _search_corpus(self, text: str, qid: str) -> None:
         try:
-            hits = search_corpus(self.corpus.path, text)
+            found = corpus_search.searcher(self.corpus).search(text)
         except OSError as err:
             self.app.call_from_thread(self.set_status, f"cannot search {self.corpus.path.name}: {err.strerror}")
             return
-        self.app.call_from_thread(self._show_hits, text, qid, hits)
-
-    def _show_hits(self, text: str, qid: str, hits: list[Hit]) -> None:
-        if not hits:
-            self.set_status(f"no chunk of {self.corpus.path.name} holds {clean(text)}")
+        except InputError as err:
+            self.app.call_from_thread(self.set_status, f"cannot search: {err}")
             return
-        self.set_status(f"{len(hits)} chunks hold the words of {clean(text)}: enter judges one for {clean(qid)}")
-        self.app.push_screen(HitsScreen(text, hits, {e.chunk_id for e in self.queue.entries[qid]}),
+        self.app.call_from_thread(self._show_hits, text, qid, found)
+
+    def _show_hits(self, text: str, qid: str, found: corpus_search.Found) -> None:
+        hits = found.hits
+        if not hits:
+            self.set_status(f"{found.note}: no chunk of {self.corpus.path.name} holds {clean(text)}")
+            return
+        self.set_status(f"{found.note}: {len(hits)} chunks for {clean(text)} · enter judges one for {clean(qid)}")
+        self.app.push_screen(HitsScreen(text, hits, {e.chunk_id for e in self.queue.entries[qid]},
+                                        "BM25" if found.ranked else "words"),
                              lambda chunk: self._picked(qid, chunk))
 
     def _picked(self, qid: str, chunk_id: str | None) -> None:
@@ -487,9 +495,10 @@ class HitsScreen(ModalScreen[str | None]):
 
     COMPONENT_CLASSES = {"hits--match"}
 
-    def __init__(self, text: str, hits: list[Hit], pooled: set[str]) -> None:
+    def __init__(self, text: str, hits: list[Hit], pooled: set[str], how: str = "") -> None:
         super().__init__()
         self.text, self.hits, self.pooled, self.cursor = text, hits, pooled, 0
+        self.how = how  # how they were found ("BM25", "words"), in the box's title
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="hits-box"):
@@ -497,7 +506,7 @@ class HitsScreen(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         box = self.query_one("#hits-box")
-        box.border_title = f"the corpus for {clean(self.text)}"
+        box.border_title = f"the corpus for {clean(self.text)}" + (f" · {self.how}" if self.how else "")
         self.call_after_refresh(self._draw)  # once the box has its size
 
     def _draw(self) -> None:
@@ -611,8 +620,6 @@ class JudgeApp(OrderedKeysApp):
     @work(exclusive=True, group="load")
     async def _load(self) -> None:
         """The inputs read and the queue built, `detached`: ctrl+q while they load ends the process at once."""
-        from ragdiff.core.errors import InputError
-
         loaded = await detached(self._read_inputs, "ragdiff-judge-load")
         if isinstance(loaded, InputError):
             self.post_message(LoadFailed(str(loaded)))
@@ -632,9 +639,11 @@ class JudgeApp(OrderedKeysApp):
             self.corpus = CorpusIndex(gold.recorded_corpus())
         runs = [load_run(path, inputs.run_format) for path in inputs.runs]
         if inputs.bm25 and inputs.corpus is not None:
-            from ragdiff.core.bm25 import bm25_run
+            from ragdiff.core.bm25 import Bm25Index, bm25_run
 
-            runs.append(bm25_run(gold, inputs.corpus, inputs.pool))
+            index = Bm25Index(inputs.corpus)
+            runs.append(bm25_run(gold, inputs.corpus, inputs.pool, index))
+            corpus_search.searcher(self.corpus).give(index)  # `/` ranks with it: built once
         names = [run.name for run in runs]
         for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
             if names.count(run.name) > 1:

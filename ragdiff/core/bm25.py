@@ -51,36 +51,60 @@ def chunk_texts(corpus_path: Path) -> tuple[list[str], list[str]]:
     return ids, [f"{c.title}\n{c.text}" if c.title else c.text for c in (chunks[i] for i in ids)]
 
 
-def run_bm25(corpus_path: Path, queries: list[tuple[str, str | None]], depth: int = 50,
-             k1: float = K1, b: float = B) -> Bm25Run:
-    import bm25s
-    import numpy as np
+class Bm25Index:
+    """The corpus indexed once (the settings above), asked many times: by `ragdiff bm25` and `judge --bm25` for
+    every gold query, and by the judging queue's `/` for what the reviewer types."""
 
-    ids, texts = chunk_texts(corpus_path)
+    def __init__(self, corpus_path: Path, k1: float = K1, b: float = B):
+        import bm25s
+        import numpy as np
+
+        self.ids, texts = chunk_texts(corpus_path)
+        start = time.perf_counter()
+        tokens = bm25s.tokenize(texts, lower=True, stopwords="en", show_progress=False)
+        del texts
+        self.retriever = bm25s.BM25(method=METHOD, k1=k1, b=b)
+        self.retriever.index(tokens, show_progress=False)
+        self.vocab = tokens.vocab
+        order = np.argsort(np.array(self.ids, dtype=object), kind="stable")  # each id's rank among ids, for ties
+        self.id_rank = np.empty(len(self.ids), dtype=np.int64)
+        self.id_rank[order] = np.arange(len(self.ids))
+        self.seconds = time.perf_counter() - start
+        self.settings = {"retriever": "bm25", "library": "bm25s", "version": bm25s.__version__, "method": METHOD,
+                         "k1": k1, "b": b, "tokeniser": TOKENISER, "stopwords": "en", "stemmer": None,
+                         "fields": FIELDS, "order": ORDER}
+
+    def words(self, text: str) -> list[str]:
+        """The query's words as the index reads them (those the corpus never uses dropped)."""
+        import bm25s
+
+        return [w for w in bm25s.tokenize([text], lower=True, stopwords="en", show_progress=False,
+                                          return_ids=False)[0] if w in self.vocab]
+
+    def search(self, text: str, depth: int) -> list[tuple[str, float]]:
+        """The `depth` best chunks for the text, (chunk id, score) best first; none when no word scores."""
+        import numpy as np
+
+        words = self.words(text)
+        if not words:
+            return []
+        scores = np.asarray(self.retriever.get_scores(words), dtype=np.float64)
+        return _top(self.ids, self.id_rank, scores, depth)
+
+
+def run_bm25(corpus_path: Path, queries: list[tuple[str, str | None]], depth: int = 50,
+             k1: float = K1, b: float = B, index: Bm25Index | None = None) -> Bm25Run:
+    index = index if index is not None else Bm25Index(corpus_path, k1, b)
     start = time.perf_counter()
-    tokens = bm25s.tokenize(texts, lower=True, stopwords="en", show_progress=False)
-    retriever = bm25s.BM25(method=METHOD, k1=k1, b=b)
-    retriever.index(tokens, show_progress=False)
-    indexed = time.perf_counter()
-    vocab = tokens.vocab
-    order = np.argsort(np.array(ids, dtype=object), kind="stable")  # the rank of each id among ids, for ties
-    id_rank = np.empty(len(ids), dtype=np.int64)
-    id_rank[order] = np.arange(len(ids))
     results: dict[str, list[tuple[str, float]]] = {}
     skipped = []
     for qid, text in queries:
         if not text:
             skipped.append(qid)
             continue
-        words = [w for w in bm25s.tokenize([text], lower=True, stopwords="en", show_progress=False,
-                                           return_ids=False)[0] if w in vocab]
-        scores = retriever.get_scores(words) if words else np.zeros(len(ids))
-        results[qid] = _top(ids, id_rank, np.asarray(scores, dtype=np.float64), depth)
+        results[qid] = index.search(text, depth)
     done = time.perf_counter()
-    settings = {"retriever": "bm25", "library": "bm25s", "version": bm25s.__version__, "method": METHOD, "k1": k1,
-                "b": b, "tokeniser": TOKENISER, "stopwords": "en", "stemmer": None, "fields": FIELDS,
-                "order": ORDER, "depth": depth}
-    return Bm25Run(results, settings, indexed - start, done - indexed, len(ids), skipped)
+    return Bm25Run(results, {**index.settings, "depth": depth}, index.seconds, done - start, len(index.ids), skipped)
 
 
 def _top(ids: list[str], id_rank, scores, depth: int) -> list[tuple[str, float]]:
@@ -105,9 +129,9 @@ def run_lines(run: Bm25Run, texts: dict[str, str | None]) -> str:
                               ensure_ascii=False) + "\n" for q, r in run.results.items())
 
 
-def bm25_run(gold, corpus_path: Path, depth: int):
+def bm25_run(gold, corpus_path: Path, depth: int, index: Bm25Index | None = None):
     """The BM25 run of a gold set's queries as a Run (what `judge --bm25` pools, no file written)."""
     from ragdiff.core.runs import jsonl_run
 
     queries = gold.queries.sort("position").select("query_id", "text").rows()
-    return jsonl_run("bm25", run_lines(run_bm25(corpus_path, queries, depth), dict(queries)))
+    return jsonl_run("bm25", run_lines(run_bm25(corpus_path, queries, depth, index=index), dict(queries)))

@@ -438,7 +438,7 @@ class Hit:
     chunk_id: str
     title: str | None
     snippet: str  # the text around its first match, whitespace runs as one space
-    score: int
+    score: float  # a substring search: the words it holds; a BM25 search: its BM25 score
     marks: tuple[tuple[int, int], ...] = ()  # spans of the snippet that matched a word of the search
 
 
@@ -473,7 +473,7 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
     words = [w for w in dict.fromkeys(re.findall(r"\w+", text.casefold())) if w]
     if not words:
         return []
-    patterns = [re.compile(r"\b" + re.escape(w)) for w in words]
+    patterns = word_patterns(words)
     # a JSON writer may spell a letter as \uXXXX (Python's json.dumps does every non-ASCII one by default):
     # the raw line then cannot show a word holding it, only the decoded text can — and that is so for an
     # ASCII search too, since ﬁ (\ufb01) folds to "fi" and ß (\u00df) to "ss": "fish" finds "ﬁsh"
@@ -499,12 +499,22 @@ def search_corpus(path: str | Path, text: str, limit: int = 20) -> list[Hit]:
             distinct = sum(1 for c in counts if c)
             if not distinct:
                 continue
-            # positions in the folded text are not positions in the text when folding changed its length
-            # (ß -> ss, İ -> i̇, ﬁ -> fi): find_spans gives the original's
-            spans = find_spans(plain, patterns)
-            first = spans[0][0] if spans else 0
-            snippet, marks = _snippet(plain, spans, first - 40, first + 120)
             hits.append((-distinct, -sum(counts), number,
-                         Hit(str(chunk_id), None if title is None else str(title), snippet, distinct, marks)))
+                         hit_of(str(chunk_id), None if title is None else str(title), plain, patterns, distinct)))
     hits.sort(key=lambda h: h[:3])
     return [h[3] for h in hits[:limit]]
+
+
+def word_patterns(words: Iterable[str]) -> list[re.Pattern[str]]:
+    """A pattern per word, for case-folded text: the word where a word starts."""
+    return [re.compile(r"\b" + re.escape(w.casefold())) for w in dict.fromkeys(words) if w]
+
+
+def hit_of(chunk_id: str, title: str | None, text: str, patterns: list[re.Pattern[str]], score: float) -> Hit:
+    """A chunk as a search result: the text around its first match, the matches in it marked."""
+    # positions in the folded text are not positions in the text when folding changed its length
+    # (ß -> ss, İ -> i̇, ﬁ -> fi): find_spans gives the original's
+    spans = find_spans(text, patterns)
+    first = spans[0][0] if spans else 0
+    snippet, marks = _snippet(text, spans, first - 40, first + 120)
+    return Hit(chunk_id, title, snippet, score, marks)
