@@ -118,7 +118,7 @@ PHASES = ("mounted", "worker started", "gold read", "run A read", "run B read", 
 def stamp_phases(stamps: dict[str, tuple[float, float]]) -> None:
     """Record into `stamps` (phase -> (perf_counter, process_time), the first time each phase is reached) the
     loading worker's steps: wraps the loaders and the model's constructor where the app's worker finds them."""
-    import ragdiff.app.app as app_module
+    import ragdiff.app.loading as app_module
     import ragdiff.core.gold as gold_module
     import ragdiff.core.runs as runs_module
 

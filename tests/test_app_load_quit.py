@@ -39,7 +39,7 @@ HELD = textwrap.dedent("""\
             return real_run(*args, **kwargs)
         runs.load_run = load_run
     else:
-        import ragdiff.app.app as app
+        import ragdiff.app.loading as app
         class Held(app.ReviewModel):
             def __init__(self, *args, **kwargs):
                 hold()

@@ -360,7 +360,7 @@ async def test_no_cyclic_collection_until_the_first_screen_then_one_before_the_f
     import gc
     import weakref
 
-    import ragdiff.app.app as app_module
+    import ragdiff.app.loading as app_module
     import ragdiff.core.gold as gold_module
     import ragdiff.core.runs as runs_module
 
