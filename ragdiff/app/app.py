@@ -15,9 +15,6 @@ and a mark captures its query and chunk at the key press and carries them to the
 
 from __future__ import annotations
 
-import asyncio
-import gc
-import signal
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +30,7 @@ from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
+from ragdiff.app.housekeeping import Housekeeping
 from ragdiff.app.loading import Loading
 from ragdiff.app.marks import MarkPath
 from ragdiff.app.messages import CorpusReady, QueueBuilt, UnjudgedReady, VerdictsReady, ViewReady
@@ -89,7 +87,7 @@ def _grade_bindings() -> list[Binding]:
                          "one mark") for n in range(1, 10)]
 
 
-class ReviewApp(Loading, MarkPath, OrderedKeysApp):
+class ReviewApp(Loading, Housekeeping, MarkPath, OrderedKeysApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
@@ -223,15 +221,7 @@ class ReviewApp(Loading, MarkPath, OrderedKeysApp):
         self._show_run("b" if self.active_side == "a" else "a", focus=True)
 
     def on_mount(self) -> None:
-        # no automatic cyclic collection from here to the first screen: the reading and the model make hundreds
-        # of thousands of Python objects (ids, dicts, lists) and each collection their count sets off walked
-        # them and every object of Textual's again (75 ms of CPU at 10,000 queries, ~150 collections). The
-        # switch is the process's, so the mount and the first paint on this thread run without it too, which
-        # is meant: what they make is bounded (one screen), and `_collector_back` collects once, after the
-        # first screen, before freezing what survived; every way out (a failed load, a quit meanwhile) turns
-        # it back on, all on this thread
-        self._collector_was_on = gc.isenabled()
-        gc.disable()
+        self._collector_off()
         self._load()  # first: the files are read while the rest of the screen is set up
         self._show_run("a")
         self.query_one("#queries", QueryList).set_border(title="queries")
@@ -256,33 +246,7 @@ class ReviewApp(Loading, MarkPath, OrderedKeysApp):
             self.show_numbers()
             self.show_chunk()
 
-    def _exit_on_signals(self) -> None:
-        """SIGTERM, SIGHUP, or a SIGINT sent from outside (Ctrl+C itself arrives as a key): leave the way `q`
-        does, so the terminal is restored. Every decision counted is durable in the journal; the marks still saving
-        are written on the way out (LabelSession.close), in one batch."""
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            try:
-                loop.add_signal_handler(signum, partial(self.exit, return_code=128 + signum))
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread (tests), or no signals
-                return
-
     # ---- background work (workers) ------------------------------------------------------------------------
-
-    def _collector_back(self, freeze: bool) -> None:
-        """The cyclic collector on again, as it was before on_mount turned it off (once; on this thread).
-        `freeze`: first one collection (what became garbage while it was off) and then what is loaded, which
-        lives as long as the screen, out of its sight — or every full collection walks it again (at 10,000
-        queries 40-50 ms, on one `]` in eight). Frozen without that collection, the cycles dropped meanwhile
-        stayed for good."""
-        was_on, self._collector_was_on = self._collector_was_on, None
-        if was_on is None:
-            return
-        if freeze:
-            gc.collect()
-            gc.freeze()
-        if was_on:
-            gc.enable()
 
     @work(thread=True, exclusive=True, group="unjudged")
     def _find_unjudged(self, generation: int, function, args) -> None:
@@ -369,27 +333,6 @@ class ReviewApp(Loading, MarkPath, OrderedKeysApp):
             result = ({}, False)
         self.post_message(VerdictsReady(key, result))
 
-    def _process_pool(self):
-        if self._pool is None:
-            import multiprocessing
-            import sys
-            from concurrent.futures import ProcessPoolExecutor
-            from multiprocessing import resource_tracker
-
-            from ragdiff.app.model import quiet_process
-
-            # Textual replaces sys.stderr with a capture that has no file descriptor, and multiprocessing's
-            # resource tracker hands its child sys.stderr's: start the tracker with the real one
-            captured = sys.stderr
-            try:
-                sys.stderr = sys.__stderr__ or captured
-                resource_tracker.ensure_running()
-            finally:
-                sys.stderr = captured
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=quiet_process)
-        return self._pool
-
     def _prefetch_views(self) -> None:
         """Score the k's beside the one shown in a worker, so `+` or `-` finds its numbers ready (a new k at
         10,000 queries: ~60 ms of scoring that the key then does not wait for)."""
@@ -411,12 +354,6 @@ class ReviewApp(Loading, MarkPath, OrderedKeysApp):
     def on_view_ready(self, message: ViewReady) -> None:
         if self.model is not None:
             self.model.store_view(message.view)  # dropped when a mark came since it was asked for
-
-    def on_unmount(self) -> None:
-        self._collector_back(freeze=False)  # quit before the first screen (a load left to itself)
-        self.session.close()  # the marks typed before quitting are written before the app is gone
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
     def on_verdicts_ready(self, message: VerdictsReady) -> None:
         if self.model is not None and self.model.apply_verdicts(message.key, message.result):
