@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from rich.text import Text
-from textual import events, work
+from textual import work
 from textual.worker import get_current_worker
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -29,10 +29,11 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, edit_line, key, label_keys, paste_into
+from ragdiff.app.keys import OrderedKeysApp, key, label_keys
 from ragdiff.app.housekeeping import Housekeeping
 from ragdiff.app.loading import Loading
 from ragdiff.app.marks import MarkPath
+from ragdiff.app.search import SearchLine
 from ragdiff.app.messages import CorpusReady, QueueBuilt, UnjudgedReady, VerdictsReady, ViewReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
 from ragdiff.app.session import LabelSession, Target
@@ -87,7 +88,7 @@ def _grade_bindings() -> list[Binding]:
                          "one mark") for n in range(1, 10)]
 
 
-class ReviewApp(Loading, Housekeeping, MarkPath, OrderedKeysApp):
+class ReviewApp(Loading, Housekeeping, SearchLine, MarkPath, OrderedKeysApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
@@ -487,17 +488,6 @@ class ReviewApp(Loading, Housekeeping, MarkPath, OrderedKeysApp):
 
     # ---- keys and events from the widgets -----------------------------------------------------------------
 
-    def take_key(self, event: events.Key) -> bool:
-        if self.searching and self.screen is self.screen_stack[0]:
-            return self._search_key(event)  # typed into the search line, at once and in order
-        return super().take_key(event)
-
-    def take_paste(self, text: str) -> bool:
-        if self.searching and self.screen is self.screen_stack[0]:
-            self._set_search(paste_into(self.search, text))
-            return True
-        return super().take_paste(text)
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # the review's keys act on the review screen only: under `?` or another screen they fall through
         if self.screen is not self.screen_stack[0] and action in self._review_actions():
@@ -546,35 +536,6 @@ class ReviewApp(Loading, Housekeeping, MarkPath, OrderedKeysApp):
         self.screen.focus_previous()
         self._focus_moved()
 
-    # ---- the search line ----------------------------------------------------------------------------------
-
-    def _search_key(self, event: events.Key) -> bool:
-        """A key while searching: True when the search line took it."""
-        text, ended = edit_line(self.search, event)
-        if ended == "escape":
-            self.action_clear_search()
-            return True
-        if text != self.search:
-            self._set_search(text)
-        if ended in ("enter", "leave"):
-            self._end_search()
-        # other keys do nothing while searching; tab/up/down go on to do their usual, and so do the ctrl keys:
-        # Textual's ctrl+q quits, its ctrl+c only says "press ctrl+q to quit" (Textual 8 no longer quits on it)
-        return ended != "leave" and not event.key.startswith("ctrl+")
-
-    def _set_search(self, text: str) -> None:
-        self.search = text
-        self.query_one(SearchBar).show(text, active=self.searching)
-        self.refresh_all()
-
-    def _end_search(self) -> None:
-        self.searching = False
-        bar = self.query_one(SearchBar)
-        bar.show(self.search, active=False)
-        if not self.search:
-            bar.remove_class("-show")
-        self.focus_now(self.query_one(QueryList))
-
     # ---- actions ------------------------------------------------------------------------------------------
 
     def action_next_query(self) -> None:
@@ -606,23 +567,6 @@ class ReviewApp(Loading, Housekeeping, MarkPath, OrderedKeysApp):
         self.refresh_all()
         self.set_status(f"sort: {dict(SORTS)[self.sort_key].replace('@k', f'@{self.model.k}')}"
                         + ("" if self.sort_key == "flips" else " · largest losses (B below A) first"))
-
-    def action_search(self) -> None:
-        self.searching = True
-        bar = self.query_one(SearchBar)
-        bar.add_class("-show")
-        bar.show(self.search, active=True)
-        self.focus_now(self.query_one(QueryList))
-
-    def action_clear_search(self) -> None:
-        bar = self.query_one(SearchBar)
-        if self.searching or bar.has_class("-show") or self.search:
-            self.searching = False
-            bar.remove_class("-show")
-            bar.show("", active=False)
-            self.search = ""
-            self.refresh_all()
-            self.focus_now(self.query_one(QueryList))
 
     def action_change_k(self, step: int) -> None:
         model = self.model
