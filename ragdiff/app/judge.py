@@ -479,7 +479,7 @@ class JudgeScreen(Screen):
 
 
 # the queue's "back" keys (q, esc): typed before any other key while the review's first J builds the queue, they
-# close it before it opens, at once (ReviewApp.action_judge, keys.OrderedKeysApp.hold_keys)
+# close it before it opens, at once (app/judging.py, keys.OrderedKeysApp.hold_keys)
 CLOSE_KEYS = binding_keys(JudgeScreen.BINDINGS, "close")
 
 
@@ -553,7 +553,7 @@ class HitsScreen(ModalScreen[str | None]):
 async def build_queue(runs: list, gold, pool: int, label_path: Path, post, store=None) -> None:
     """The review's judging queue, an async Textual worker: `runs` and `gold` are the review model's as they
     were when J was pressed (a mark replaces the model's gold set, never changes it in place); its labels are
-    the review's store (`store`), whose changes meanwhile reach it once it is built (ReviewApp.on_queue_built).
+    the review's store (`store`), whose changes meanwhile reach it once it is built (app/judging.py, on_queue_built).
     Posts QueueBuilt.
 
     The build (1-2 s at 10,000 queries) is `detached`: quitting meanwhile does not wait for it. The flags file is

@@ -1,0 +1,88 @@
+"""The judging queue's wiring in the review (`J`): the first J builds the queue (`ragdiff.app.judge`) in a
+worker while the keys typed meanwhile are held for it, the store's outcomes that come meanwhile are kept and
+replayed once it is built, and later J's open it at once at the query on screen.
+
+Mixed into `ragdiff.app.app.ReviewApp` (Textual finds `on_queue_built` on this class too). `ragdiff.app.judge`
+is imported at the first J only.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from rich.text import Text
+
+from ragdiff.app.messages import QueueBuilt
+from ragdiff.app.text import clean
+
+JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
+
+
+class JudgingQueue:
+    def action_judge(self) -> None:
+        """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
+        it in a worker (1-2 s at 10,000 queries); the keys typed meanwhile are held and then act on the queue's
+        screen, in order, as if it had opened at once."""
+        from ragdiff.app.judge import CLOSE_KEYS, build_queue
+
+        model = self.model
+        if model is None:
+            return
+        if self._judge_queue is not None:
+            self._open_judge(self._judge_queue, self.selected_query)
+            return
+        # the queue's close key (q, esc) before any other key closes it before it opens (keys.hold_keys)
+        self._judge_wanted = self.selected_query
+        self.hold_keys(CLOSE_KEYS, self._judge_called_off)
+        self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
+        if self._judge_backlog is not None:  # already being built (J, q, J): it opens once built
+            return
+        self._judge_backlog = []
+        self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
+                                self.post_message, self.store),
+                        group="judge-queue", exit_on_error=False)  # async: it awaits threads.detached
+
+    async def on_queue_built(self, message: QueueBuilt) -> None:
+        from ragdiff.app.judge import apply_outcome
+
+        backlog, self._judge_backlog = self._judge_backlog or [], None
+        if message.queue is None:
+            dropped = self.drop_held_keys()
+            self.set_status(Text(clean(message.error or "cannot build the judging queue") +
+                                 (f" · {dropped} keys typed meanwhile not used" if dropped else ""), style="bold red"))
+            return
+        self._judge_queue = message.queue
+        for outcome, changed in backlog:  # what the store took while the queue was built, in order
+            message.queue.changed(changed)
+            apply_outcome(message.queue, outcome, changes=False)
+        self.store.listen(message.queue.changed)  # and from now on, as it comes
+        start, self._judge_wanted = self._judge_wanted, None
+        if not self.holding_keys:  # J called off while it was built: kept for the next J, which opens it at once
+            return
+        self.set_status("the judging queue is open (q comes back here)")  # no longer "building …"
+        await self._open_judge(message.queue, start)
+        await self.release_keys()
+
+    def _judge_called_off(self) -> None:
+        self.set_status("back from the judging queue before it opened · J opens it")
+
+    def _open_judge(self, queue, start_query: str | None):
+        from ragdiff.app.judge import JudgeScreen
+
+        # the corpus index even while it is built: the queue says "indexing …" until corpus_ready (it said "no
+        # corpus given" for good when J came first)
+        return self.push_screen(JudgeScreen(queue, self.session, self.corpus, self.inputs.gold.name,
+                                            start_query=start_query), lambda _: self._back_from_judging())
+
+    def _judge_screen(self):
+        """The judging queue's screen J opened, while it is in the screen stack (under ? too), else None."""
+        if self._judge_queue is None:  # never built, so never opened (and ragdiff.app.judge not imported for it)
+            return None
+        from ragdiff.app.judge import JudgeScreen
+
+        return next((screen for screen in self.screen_stack if isinstance(screen, JudgeScreen)), None)
+
+    def _back_from_judging(self) -> None:
+        # what the queue's marks changed is drawn by _screen_changed, as for every screen over the review
+        saving = self.session.saving
+        self.set_status("back from the judging queue" + (f" · saving {saving}" if saving else " · every decision is saved"))
