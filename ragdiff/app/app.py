@@ -11,33 +11,37 @@ query with the old query's chunk; `/ q29 Enter Tab` lost the search). Here every
 binding, run as the key arrives and in arrival order; every state change a key causes (the query cursor,
 the lists it fills, the focus, the search text) happens inside that key's action, not in a later message;
 and a mark captures its query and chunk at the key press and carries them to the writer thread.
+
+`ReviewApp` composes the screen, holds the bindings and routes messages; each concern is a class of its own,
+mixed in, in a module of its own: `loading` (the files read, the first screen), `background` (the workers
+after it: unjudged rows, corpus index, p-values, the k's ahead), `drawing` (the widgets filled from the
+model), `panes` (one run at a time, focus), `marks` (a key to the label writer to the judgment store),
+`judging` (J), `search` (/), `housekeeping` (the collector, signals, the p-value process).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
-from textual.worker import get_current_worker
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Static
 
+from ragdiff.app.background import VERDICT_DELAY, BackgroundWork
 from ragdiff.app.corpus import CorpusIndex
-from ragdiff.app.keys import OrderedKeysApp, key, label_keys
+from ragdiff.app.drawing import Drawing
 from ragdiff.app.housekeeping import Housekeeping
 from ragdiff.app.judging import JudgingQueue
+from ragdiff.app.keys import OrderedKeysApp, key, label_keys
 from ragdiff.app.loading import Loading
 from ragdiff.app.marks import MarkPath
-from ragdiff.app.search import SearchLine
-from ragdiff.app.messages import CorpusReady, UnjudgedReady, VerdictsReady, ViewReady
 from ragdiff.app.model import FILTERS, SORTS, ReviewModel
+from ragdiff.app.panes import THREE_PANES, Panes
+from ragdiff.app.search import SearchLine
 from ragdiff.app.session import LabelSession, Target
-from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.app.widgets.filter_bar import FilterBar
 from ragdiff.app.widgets.header import HeaderBar
@@ -45,21 +49,14 @@ from ragdiff.app.widgets.help_screen import HelpScreen
 from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.query_list import QueryList
-from ragdiff.app.widgets.ranked_list import RankedList, score_text
+from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core import vocab
 from ragdiff.core.metrics import EvalSettings
 
-# The layout (DESIGN: usable from 80x24 up). Three panes need a query list of 26 columns and two run lists
-# of 37 (rank, a chunk id of 12, score, label, the other run's rank, border and scroll bar); below that the
-# run lists take turns beside the query list (tab or o switches) rather than cutting ids and ranks.
-THREE_PANES = 100
 TALL = 30  # from this height the chunk pane gets its full height
-PROCESS_FOR_VERDICTS = 2000  # scored queries from which the p-values are computed in another process
-VERDICT_DELAY = 0.6  # seconds k must rest before the p-values are recomputed (they are slow on big sets)
-NEIGHBOUR_KS = (1, -1)  # the k's beside the one shown that a worker scores ahead of + and - (see _build_views)
 
 
 @dataclass
@@ -87,7 +84,8 @@ def _grade_bindings() -> list[Binding]:
                          "one mark") for n in range(1, 10)]
 
 
-class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, OrderedKeysApp):
+class ReviewApp(Loading, BackgroundWork, Drawing, Panes, Housekeeping, SearchLine, JudgingQueue, MarkPath,
+                OrderedKeysApp):
     CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute: subclasses elsewhere (bench) find it too
     TITLE = "ragdiff review"
     ENABLE_COMMAND_PALETTE = False
@@ -171,7 +169,6 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
         self._judge_wanted: str | None = None  # while it is built: the query it opens at (unless J is called off)
         self.verdict_error: str | None = None
         self.verdict_delay = VERDICT_DELAY
-        self._started = time.perf_counter()
         self._collector_was_on: bool | None = None  # gc.isenabled() when on_mount turned the collector off
 
     # ---- layout -------------------------------------------------------------------------------------------
@@ -187,38 +184,6 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
         yield SearchBar(id="search")
         yield Static(id="status")
         yield KeyBar(self.BINDINGS, id="keys")
-
-    # ---- one run at a time on a narrow terminal ----------------------------------------------------------
-
-    @property
-    def one_run(self) -> bool:
-        """Below THREE_PANES columns only the active run's list is shown beside the queries."""
-        return self.size.width < THREE_PANES
-
-    def _show_run(self, side: str, focus: bool = False) -> None:
-        """Make `side` the active run: its list is the one shown when the lists take turns."""
-        lists = {s: self.query_one(f"#list-{s}", RankedList) for s in ("a", "b")}
-        for s, widget in lists.items():
-            widget.set_class(s != side, "-hidden")
-        changed = side != self.active_side
-        self.active_side = side
-        if focus:
-            self.focus_now(lists[side])
-        if changed:
-            self.show_chunk()
-        self._run_subtitles()
-
-    def _run_subtitles(self) -> None:
-        k = f"k={self.model.k}" if self.model is not None else ""
-        for side, other in (("a", "B"), ("b", "A")):
-            hint = f" · o: {other}" if self.one_run else ""
-            self.query_one(f"#list-{side}", RankedList).set_border(subtitle=k + hint)
-
-    def on_resize(self) -> None:
-        self.call_after_refresh(self._run_subtitles)  # once the new size is the app's
-
-    def action_other_run(self) -> None:
-        self._show_run("b" if self.active_side == "a" else "a", focus=True)
 
     def on_mount(self) -> None:
         self._collector_off()
@@ -246,131 +211,6 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
             self.show_numbers()
             self.show_chunk()
 
-    # ---- background work (workers) ------------------------------------------------------------------------
-
-    @work(thread=True, exclusive=True, group="unjudged")
-    def _find_unjudged(self, generation: int, function, args) -> None:
-        self.post_message(UnjudgedReady(generation, function(*args)))
-
-    def on_unjudged_ready(self, message: UnjudgedReady) -> None:
-        model = self.model
-        if model is None:
-            return
-        if not model.apply_unjudged(message.generation, message.result):
-            # a mark came first and found them itself; a list of unjudged@k made before that is empty: fill it
-            if self._listed_uncounted and self.on_review and self.filter_key == "unjudged":
-                self.refresh_all(keep_chunks=True)
-            return
-        if self.on_review:
-            if self.filter_key == "unjudged":
-                self.refresh_all(keep_chunks=True)
-            else:
-                self.query_one(FilterBar).show(model.filter_counts(), self.filter_key, self.sort_key, self.search,
-                                               model.k)
-        else:
-            self._stale = True
-        self._prefetch_views()  # the views built before them counted nothing unjudged
-
-    @work(thread=True, exclusive=True, group="corpus")
-    def _index_corpus(self) -> None:
-        from ragdiff.core.gold import file_sha256
-
-        count = self.corpus.build()
-        note = None
-        recorded = self.model.gold.corpus_sha256
-        if recorded and self.corpus.error is None and file_sha256(self.corpus.path) != recorded:
-            from ragdiff.core.errors import InputError
-            from ragdiff.core.stale import chunk_check
-
-            try:  # with the chunk fingerprints, only a judged chunk that changed or vanished is worth a word
-                check = chunk_check(self.model.gold, self.corpus.path)
-            except InputError as err:
-                check, note = None, str(err)
-            if note is None and (check is None or check.flagged):
-                note = (f"{self.corpus.path.name} is not the corpus snapshot {self.inputs.gold.name} records: a "
-                        "score change may be the data's, not the retriever's")
-        self.post_message(CorpusReady(count, self.corpus.error, note))
-
-    def on_corpus_ready(self, message: CorpusReady) -> None:
-        self.corpus_error = message.error
-        if message.snapshot_note:
-            self.set_status(Text(clean(message.snapshot_note), style="bold"))
-        judge = self._judge_screen()
-        if judge is not None:  # the queue's chunk text, also under ? opened over it
-            judge.corpus_ready()
-        if not self.on_review:
-            self._stale = True
-            return
-        self.show_chunk()
-
-    def _start_verdicts(self, delay: float = 0.0) -> None:
-        """Compute the header's p-values in the background; after k changes, wait until k rests a moment."""
-        if self._verdict_timer is not None:
-            self._verdict_timer.stop()
-            self._verdict_timer = None
-        if self.model is None:
-            return
-        if delay:
-            self._verdict_timer = self.set_timer(delay, self._start_verdicts)
-            return
-        key, function, args = self.model.verdict_job()
-        if self.model.has_verdicts(key):
-            return
-        big = len(self.model.eval_a.queries.scored) >= PROCESS_FOR_VERDICTS
-        self._verdicts(key, function, args, big)
-
-    @work(thread=True, exclusive=True, group="verdicts")
-    def _verdicts(self, key, function, args, big: bool) -> None:
-        try:
-            if big:
-                # numpy's resampling holds the GIL for long stretches: in a thread it would freeze the keys
-                # for seconds on a big set, so it runs in a process of its own
-                result = self._process_pool().submit(function, *args).result()
-            else:
-                result = function(*args)
-        except Exception as err:  # noqa: BLE001 - no verdict is better than a broken header
-            self.verdict_error = f"{type(err).__name__}: {err}"
-            result = ({}, False)
-        self.post_message(VerdictsReady(key, result))
-
-    def _prefetch_views(self) -> None:
-        """Score the k's beside the one shown in a worker, so `+` or `-` finds its numbers ready (a new k at
-        10,000 queries: ~60 ms of scoring that the key then does not wait for)."""
-        model = self.model
-        if model is None:
-            return
-        jobs = [job for step in NEIGHBOUR_KS if (job := model.view_job(model.k + step)) is not None]
-        if jobs:
-            self._build_views(jobs)
-
-    @work(thread=True, exclusive=True, group="views")
-    def _build_views(self, jobs) -> None:
-        worker = get_current_worker()
-        for _key, function, args in jobs:
-            if worker.is_cancelled:  # k moved on: a newer job asks for the k's beside it
-                return
-            self.post_message(ViewReady(function(*args)))
-
-    def on_view_ready(self, message: ViewReady) -> None:
-        if self.model is not None:
-            self.model.store_view(message.view)  # dropped when a mark came since it was asked for
-
-    def on_verdicts_ready(self, message: VerdictsReady) -> None:
-        if self.model is not None and self.model.apply_verdicts(message.key, message.result):
-            self.screen_stack[0].query_one(HeaderBar).show(self.model.header)
-
-    # ---- drawing ------------------------------------------------------------------------------------------
-
-    def set_status(self, text: str | Text) -> None:
-        status = self.screen_stack[0].query_one("#status", Static)
-        text = Text(text) if isinstance(text, str) else text
-        width = status.size.width
-        one_line = width > 0 and "\n" not in text.plain and text.cell_len <= width
-        # a layout of the screen (every scroll bar repainted) only when the line may wrap or did: a k change
-        # says one line where one was
-        status.update(text, layout=not (one_line and self._status_one_line))
-        self._status_one_line = one_line
-
     @property
     def on_review(self) -> bool:
         """The review screen is the one shown (not the judging queue, help, …)."""
@@ -383,107 +223,6 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
     @property
     def selected_query(self) -> str | None:
         return self.query_one(QueryList).selected
-
-    def refresh_all(self, select_first: bool = False, keep_chunks: bool = False) -> None:
-        """Header, filter bar, query list (keeping the selected query when it is still listed), both lists."""
-        model = self.model
-        if model is None:
-            return
-        queries = self.query_one(QueryList)
-        previous = None if select_first else queries.selected
-        self.query_one(HeaderBar).show(model.header)
-        self.query_one(FilterBar).show(model.filter_counts(), self.filter_key, self.sort_key, self.search, model.k)
-        delta = None if self.sort_key == "flips" else self.sort_key
-        ids = self.visible_ids
-        queries.show(model, ids, previous, delta)
-        self._listed_uncounted = model.filter_counts()[self.filter_key] is None
-        label = dict(FILTERS)[self.filter_key].replace("@k", f"@{model.k}")
-        # unjudged@k before its rows are found has no count yet (as the filter bar says), not 0
-        queries.set_border(title=f"queries [{label} {'…' if self._listed_uncounted else len(ids)}]")
-        self.show_query(keep_chunks=keep_chunks)
-
-    def show_query(self, keep_chunks: bool = False) -> None:
-        model = self.model
-        queries = self.query_one(QueryList)
-        qid = queries.selected
-        for widget in (self.query_one("#list-a", RankedList), self.query_one("#list-b", RankedList)):
-            widget.show(model, qid, keep_cursor=keep_chunks)
-        self._run_subtitles()
-        total = len(queries.ids)
-        queries.set_border(subtitle=f"{queries.cursor + 1}/{total}" if total else "no query matches")
-        self.show_chunk()
-
-    def show_chunk(self) -> None:
-        model = self.model
-        view = self.query_one(ChunkView)
-        if model is None:
-            return
-        self._shown = None
-        qid = self.selected_query
-        if qid is None:
-            self._show_in_chunk(view, Text("no query matches the filter and search", style="dim"))
-            return
-        ranked = self.query_one(f"#list-{self.active_side}", RankedList)
-        chunk_id = ranked.selected_chunk
-        if chunk_id is not None:
-            self._shown = self._target_of(ranked)
-        dim = view.get_component_rich_style("chunk--dim")
-        query_text = model.query_text(qid)
-        head = Text.assemble(("query ", dim), (clean(qid), view.get_component_rich_style("chunk--id")),
-                             "  ", clean(query_text), no_wrap=True, end="")
-        if chunk_id is None:
-            self._show_in_chunk(view, Text.assemble(head, "\n", ("this run returned nothing for this query", dim)))
-            return
-        level, grade = model.label_of(qid, chunk_id)
-        label = vocab.word(level, grade)
-        rank_a = model.rank_in(qid, "a", chunk_id)
-        rank_b = model.rank_in(qid, "b", chunk_id)
-        meta = Text.assemble(
-            (clean(chunk_id), view.get_component_rich_style("chunk--id")), " · ",
-            (label, view.get_component_rich_style("chunk--meta")), " · ",
-            f"A{'#' + str(rank_a) if rank_a else ' —'}  B{'#' + str(rank_b) if rank_b else ' —'}",
-            no_wrap=True, end="",
-        )
-        row = ranked.selected_item.row
-        if getattr(row, "score", None) is not None:  # the score column gives way to the ids on a narrow pane
-            meta.append(f" · score {score_text(row.score)}", style=dim)
-        found = model.found_by(qid, self.active_side, chunk_id)
-        if found is not None:  # an agent run: which of its searches collected this chunk
-            number, total, search = found
-            meta.append(f" · found by search {number} of {total}: ", style=dim)
-            meta.append(clean(search))
-        body = self._chunk_body(chunk_id, query_text, view)
-        self._show_in_chunk(view, Text.assemble(head, "\n", meta, "\n", body))
-
-    def _show_in_chunk(self, view: ChunkView, text: Text) -> None:
-        """`text` in the chunk pane, from its top; nothing to do when the pane shows just that from its top
-        already (a k change keeps the chunk: showing it again laid out and repainted the whole pane)."""
-        shown = self._chunk_text
-        if (shown is not None and shown[0] is view and view.scroll_offset.y == 0 and text == shown[1]
-                and (text.style, text.no_wrap, text.end) == (shown[1].style, shown[1].no_wrap, shown[1].end)):
-            return
-        self._chunk_text = (view, text)
-        view.show(text)
-
-    def _chunk_body(self, chunk_id: str, query_text: str, view: ChunkView) -> Text:
-        dim = view.get_component_rich_style("chunk--dim")
-        if self.corpus is None:
-            return Text("no corpus given: run with --corpus corpus.jsonl to read the chunk text here", style=dim)
-        if self.corpus_error:
-            return Text(clean(self.corpus_error), style=dim)
-        if not self.corpus.ready:
-            return Text(f"indexing {self.corpus.path.name} …", style=dim)
-        chunk = self.corpus.get(chunk_id)
-        if chunk is None:
-            if self.corpus.error:  # the file could not be read just now (moved, deleted, a bad line)
-                return Text(clean(self.corpus.error), style=dim)
-            return Text(f"{clean(chunk_id)} is not in {clean(self.corpus.path.name)}", style=dim)
-        body = Text(end="")
-        if chunk.title:
-            body.append_text(literal(chunk.title, style="bold"))
-            body.append("\n")
-        body.append_text(literal(chunk.text, multiline=True))
-        return mark_words(body, query_words(query_text), view.get_component_rich_style("chunk--match"))
 
     # ---- keys and events from the widgets -----------------------------------------------------------------
 
@@ -498,42 +237,6 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
         if actions is None:
             actions = self._action_names = {b.action.split("(")[0] for b in self.BINDINGS}
         return actions
-
-    def _query_moved(self, widget: LineList, index: int) -> None:
-        self.show_query()
-
-    def _chunk_moved(self, widget: LineList, index: int) -> None:
-        self.active_side = widget.side
-        self.show_chunk()
-
-    def _focus_moved(self) -> None:
-        widget = self.focused
-        if isinstance(widget, RankedList) and widget.side != self.active_side:
-            self._show_run(widget.side)
-
-    def focus_now(self, widget) -> None:
-        """Focus a widget before the next key is handled (`Widget.focus()` waits for the message queue)."""
-        self.screen.set_focus(widget)
-        self._focus_moved()
-
-    def on_descendant_focus(self, event) -> None:  # a click, or focus set by Textual itself
-        self._focus_moved()
-
-    def action_focus_next(self) -> None:
-        focused = self.focused
-        if self.one_run and isinstance(focused, RankedList) and focused.side == "a":
-            self._show_run("b", focus=True)  # the hidden B list is next in the tab order
-            return
-        self.screen.focus_next()
-        self._focus_moved()
-
-    def action_focus_previous(self) -> None:
-        focused = self.focused
-        if self.one_run and isinstance(focused, RankedList) and focused.side == "b":
-            self._show_run("a", focus=True)
-            return
-        self.screen.focus_previous()
-        self._focus_moved()
 
     # ---- actions ------------------------------------------------------------------------------------------
 
@@ -608,13 +311,3 @@ class ReviewApp(Loading, Housekeeping, SearchLine, JudgingQueue, MarkPath, Order
 
     def action_quit_review(self) -> None:
         self.exit(return_code=0)
-
-    def show_numbers(self) -> None:
-        """After a mark: the numbers, marks and labels change in place; the query list keeps its order and
-        its cursor, each ranked list its cursor (order changes only when the reviewer asks: s, f, /, +/-)."""
-        model = self.model
-        queries = self.query_one(QueryList)
-        self.query_one(HeaderBar).show(model.header)
-        self.query_one(FilterBar).show(model.filter_counts(), self.filter_key, self.sort_key, self.search, model.k)
-        queries.redraw()
-        self.show_query(keep_chunks=True)
