@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.model import FILTERS, ReviewModel
+from ragdiff.app.query_labels import labels_frame
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.core.diff import flips
 from ragdiff.core.gold import load_gold
@@ -505,7 +506,7 @@ def test_one_flips_rule_for_the_core_and_the_review(lesson, monkeypatch, k):
 
 @pytest.mark.parametrize("level", ["gold", "evidence"])
 def test_qrels_are_the_judgments_rows_in_their_order(tmp_path, level):
-    """The model takes gold.qrels(level)'s grades beside the judgments they come from (no join): they must be
+    """The review's labels take gold.qrels(level)'s grades beside the judgments they come from (no join): they must be
     the same rows in the same order, one grade each, for every kind of judgment and a chunk judged in two
     queries."""
     (tmp_path / "gold.yaml").write_text(
@@ -515,15 +516,6 @@ def test_qrels_are_the_judgments_rows_in_their_order(tmp_path, level):
     qrels = gold.qrels(level)
     assert qrels.height == gold.judgments.height > 0
     assert qrels.select("query_id", "chunk_id").equals(gold.judgments.select("query_id", "chunk_id"))
-    model = ReviewModel(load_run_text(tmp_path, "q1 Q0 c3 1 0.9 a\nq2 Q0 c1 1 0.9 a\n"),
-                        load_run_text(tmp_path, "q1 Q0 c1 1 0.9 b\nq2 Q0 c3 1 0.9 b\n"), gold,
-                        EvalSettings(k=1, depth=5, level=level))
     joined = gold.judgments.select("query_id", "chunk_id", "grade", "level").join(
         qrels.rename({"grade": "effective"}), on=["query_id", "chunk_id"], how="left", maintain_order="left")
-    assert model._labels(gold).equals(joined)
-
-
-def load_run_text(folder, text: str):
-    path = folder / f"run{len(list(folder.glob('run*.trec')))}.trec"
-    path.write_text(text)
-    return load_run(path)
+    assert labels_frame(gold, level).equals(joined)

@@ -58,7 +58,7 @@ class Housekeeping:
             from concurrent.futures import ProcessPoolExecutor
             from multiprocessing import resource_tracker
 
-            from ragdiff.app.model import quiet_process
+            from ragdiff.app.header_numbers import quiet_process
 
             # Textual replaces sys.stderr with a capture that has no file descriptor, and multiprocessing's
             # resource tracker hands its child sys.stderr's: start the tracker with the real one

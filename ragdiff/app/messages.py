@@ -58,7 +58,7 @@ class UnjudgedReady(Message):
 
 @dataclass
 class ViewReady(Message):
-    """Another k's numbers (a `ragdiff.app.model.KView`), built in a worker before its key is pressed."""
+    """Another k's numbers (a `ragdiff.app.views.KView`), built in a worker before its key is pressed."""
 
     view: Any
 

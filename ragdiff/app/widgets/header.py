@@ -7,7 +7,7 @@ import math
 from rich.text import Text
 from textual.widget import Widget
 
-from ragdiff.app.model import Header, MetricLine
+from ragdiff.app.header_numbers import Header, MetricLine
 from ragdiff.app.text import clean, fit
 from ragdiff.core.diff import VERDICT_WORDS
 

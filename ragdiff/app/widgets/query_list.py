@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.cells import cell_len
 from rich.text import Text
 
-from ragdiff.app.model import QueryRow, ReviewModel
+from ragdiff.app.model import ReviewModel
 from ragdiff.app.text import MIN_ID, IdCuts, clean, fit
+from ragdiff.app.views import QueryRow
 from ragdiff.app.widgets.line_list import LineList
 
 
