@@ -132,6 +132,36 @@ def test_the_set_tells_the_two_sums_apart(generated):
     assert (core_at[deepest] == plain[last]).all() or lengths.max() >= 128  # pairwise beyond 128 values
 
 
+def test_every_declared_kernel_is_provided():
+    """Each aggregate of the metric table names a kernel `ByK` has, or none (then the metric is scored by the
+    core): a misspelt name is caught here, not by a slow review screen."""
+    declared = {agg.kernel for spec in SPECS.values() for agg in spec.aggs}
+    assert declared - {None} <= set(ByK.KERNELS)
+    assert set(ByK.KERNELS) <= declared  # no kernel left over that nothing reads
+
+
+def test_the_fast_path_is_the_one_the_specs_declare(sample_runs, monkeypatch):
+    """A metric whose aggregates all name a kernel is scored at every k from the kernels alone (the core's
+    per_query_values is never called for it); one with an aggregate naming none is scored by the core, once."""
+    gold = load_gold(sample_runs / "gold.yaml")
+    settings = EvalSettings(k=5, depth=50)
+    by_k = ByK(prepare(load_run(sample_runs / "bm25.jsonl"), gold, settings, unjudged_depth=0), settings)
+    asked: list[list[str]] = []
+    scored_by_core = core.per_query_values
+
+    def spy(prepared, metrics, at):
+        asked.append([m.name for m in metrics])
+        return scored_by_core(prepared, metrics, at)
+
+    monkeypatch.setattr(core, "per_query_values", spy)
+    fast = {m.name for m in every_metric(5) if all(agg.kernel for agg in m.spec.aggs)}
+    assert {"recall@5", "recall_frac@5", "precision@5", "mrr", "mrr@5", "ndcg", "ndcg@5", "judged@5", "map",
+            "map@5"} == fast
+    for k in (5, 6, 50, 4):
+        by_k.score(replace(settings, k=k), every_metric(k))
+    assert asked == [["rprec", "bpref"]]
+
+
 def test_other_settings_are_refused(generated):
     gold, runs = generated
     settings = EvalSettings(k=3, depth=300)

@@ -46,6 +46,10 @@ _NAME = re.compile(r"^\s*([A-Za-z_]+?)(?:([@_])(\d+))?\s*$")
 # discount), `rel_upto` / `nonrel_upto` (relevant / judged non-relevant rows at this rank or above), `num_rel`
 # and `num_nonrel`. Ideal aggregates run over the query's judged grades sorted best first (`pos`, `ig`).
 # Aggregate names carry their cutoff, so two metrics needing the same aggregate share it.
+#
+# Each aggregate names the per-k kernel of `metrics_by_k.ByK` that gives it at every cutoff at once (the review
+# screen's `+`/`-`); ByK reads that name and nothing else, and scores a metric with an aggregate that names none
+# through `per_query_values` instead.
 
 
 def _cut(k: int | None) -> str:
@@ -95,6 +99,28 @@ def _bpref_sum(k: int | None) -> dict[str, pl.Expr]:
     return {"bpref_sum": term.filter(pl.col("rel")).sum()}
 
 
+@dataclass(frozen=True)
+class Aggregate:
+    """One per-query aggregate a metric's value reads: `make(k)` gives {its column at cutoff k: its polars
+    expression}, over the run's judged rows of a query (`over="rows"`) or its ideal ranking (`"ideal"`).
+    `kernel`: the per-k kernel of `metrics_by_k.ByK` that gives the same column at any k — "relevant_count",
+    "judged_count", "first_relevant", "gain_sum" (down the ranking it is over) or "precision_sum" — or None."""
+
+    make: Callable[[int | None], dict[str, pl.Expr]]
+    over: str = "rows"
+    kernel: str | None = None
+
+
+HITS = Aggregate(_hits, kernel="relevant_count")
+FIRST_REL = Aggregate(_first_rel, kernel="first_relevant")
+DCG = Aggregate(_dcg, kernel="gain_sum")
+IDCG = Aggregate(_idcg, over="ideal", kernel="gain_sum")
+JUDGED_TOP = Aggregate(_judged_top, kernel="judged_count")
+AP_SUM = Aggregate(_ap_sum, kernel="precision_sum")
+RPREC_HITS = Aggregate(_rprec_hits)  # no cutoff: ByK scores it once
+BPREF_SUM = Aggregate(_bpref_sum)  # no cutoff: ByK scores it once
+
+
 def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
     """num / den, 0 where den is 0 (trec_eval's guard against a query with nothing relevant)."""
     den = den.cast(pl.Float64)
@@ -108,8 +134,7 @@ class MetricSpec:
     cutoff: str  # "required", "optional" (mrr, mrr@10) or "none"
     aliases: tuple[str, ...]  # accepted spellings, case-insensitive: "P_{k}", "P@{k}", "recip_rank", "RR@{k}"
     value: Callable[[int | None], pl.Expr]  # the per-query value from the aggregates below
-    aggs: tuple[Callable[[int | None], dict[str, pl.Expr]], ...] = ()  # over the run's judged rows of a query
-    ideal: tuple[Callable[[int | None], dict[str, pl.Expr]], ...] = ()  # over the query's ideal ranking
+    aggs: tuple[Aggregate, ...] = ()  # what the value reads, each with the per-k kernel that provides it
     counts_queries: bool = False  # per-query values are 0/1: a change is a whole number of queries
     percent: bool = False  # shown as a percentage (judged@k)
     quality: bool = True  # a change is a gain or a drop in retrieval (judged@k is label coverage)
@@ -127,48 +152,48 @@ class MetricSpec:
 SPECS: dict[str, MetricSpec] = {spec.family: spec for spec in (
     MetricSpec(
         "recall", "recall", "required", ("recall@{k}", "success_{k}", "success@{k}", "hit@{k}", "hits@{k}"),
-        lambda k: (pl.col(f"hits_{k}") > 0).cast(pl.Float64), aggs=(_hits,), counts_queries=True, counted=True,
+        lambda k: (pl.col(f"hits_{k}") > 0).cast(pl.Float64), aggs=(HITS,), counts_queries=True, counted=True,
         trec_eval="success_{k}", ir_measures="Success@{k}",
         definition="1 if any relevant chunk is in the top k (the lesson's recall)"),
     MetricSpec(
         "recall_frac", "recall_frac", "required", ("recall_frac@{k}", "recall_frac_{k}", "recall_{k}", "R@{k}"),
-        lambda k: _ratio(pl.col(f"hits_{k}"), pl.col("num_rel")), aggs=(_hits,), counted=True,
+        lambda k: _ratio(pl.col(f"hits_{k}"), pl.col("num_rel")), aggs=(HITS,), counted=True,
         trec_eval="recall_{k}", ir_measures="R@{k}",
         definition="relevant chunks in the top k / relevant chunks labelled"),
     MetricSpec(
         "precision", "P", "required", ("precision@{k}", "precision_{k}", "P@{k}", "P_{k}"),
-        lambda k: pl.col(f"hits_{k}").cast(pl.Float64) / float(k), aggs=(_hits,), counted=True,
+        lambda k: pl.col(f"hits_{k}").cast(pl.Float64) / float(k), aggs=(HITS,), counted=True,
         trec_eval="P_{k}", ir_measures="P@{k}", definition="relevant chunks in the top k / k"),
     MetricSpec(
         "mrr", "MRR", "optional", ("mrr", "mrr@{k}", "recip_rank", "RR", "RR@{k}", "MRR@{k}"),
         lambda k: (1.0 / (pl.col("first_rel") if k is None else pl.when(pl.col("first_rel") <= k)
                           .then(pl.col("first_rel"))).cast(pl.Float64)).fill_null(0.0),
-        aggs=(_first_rel,), trec_eval="recip_rank", ir_measures="RR",
+        aggs=(FIRST_REL,), trec_eval="recip_rank", ir_measures="RR",
         definition="1 / rank of the first relevant chunk, 0 if none; mrr@k stops at k"),
     MetricSpec(
         "ndcg", "nDCG", "optional", ("ndcg", "ndcg@{k}", "ndcg_{k}", "ndcg_cut_{k}", "nDCG@{k}"),
-        lambda k: _ratio(pl.col(f"dcg_{_cut(k)}"), pl.col(f"idcg_{_cut(k)}")), aggs=(_dcg,), ideal=(_idcg,),
+        lambda k: _ratio(pl.col(f"dcg_{_cut(k)}"), pl.col(f"idcg_{_cut(k)}")), aggs=(DCG, IDCG),
         trec_eval="ndcg_cut_{k}", ir_measures="nDCG@{k}",
         definition="gain = the grade, discount 1/log2(rank+1), ideal = all judged grades sorted; ndcg@k cut at k"),
     MetricSpec(
         "judged", "judged", "required", ("judged@{k}", "judged_{k}", "Judged@{k}"),
         lambda k: (lambda shown: pl.when(shown > 0).then(pl.col(f"judged_{k}") / shown))(
             pl.min_horizontal(pl.col("returned"), pl.lit(k))),
-        aggs=(_judged_top,), percent=True, quality=False, ir_measures="Judged@{k}",
+        aggs=(JUDGED_TOP,), percent=True, quality=False, ir_measures="Judged@{k}",
         definition="share of the top min(k, returned) that carries a judgment; none when nothing came back"),
     MetricSpec(
         "map", "MAP", "optional", ("map", "map@{k}", "map_cut_{k}", "AP", "AP@{k}", "MAP@{k}"),
-        lambda k: _ratio(pl.col(f"ap_{_cut(k)}"), pl.col("num_rel")), aggs=(_ap_sum,),
+        lambda k: _ratio(pl.col(f"ap_{_cut(k)}"), pl.col("num_rel")), aggs=(AP_SUM,),
         trec_eval="map_cut_{k}", ir_measures="AP@{k}",
         definition="precision at each relevant chunk's rank (in the top k), summed, / relevant chunks labelled"),
     MetricSpec(
         "rprec", "Rprec", "none", ("rprec", "Rprec"),
-        lambda k: _ratio(pl.col("rprec_hits"), pl.col("num_rel")), aggs=(_rprec_hits,),
+        lambda k: _ratio(pl.col("rprec_hits"), pl.col("num_rel")), aggs=(RPREC_HITS,),
         trec_eval="Rprec", ir_measures="Rprec",
         definition="relevant chunks in the top R / R, R = relevant chunks labelled"),
     MetricSpec(
         "bpref", "bpref", "none", ("bpref", "BPref"),
-        lambda k: _ratio(pl.col("bpref_sum"), pl.col("num_rel")), aggs=(_bpref_sum,),
+        lambda k: _ratio(pl.col("bpref_sum"), pl.col("num_rel")), aggs=(BPREF_SUM,),
         trec_eval="bpref", ir_measures="Bpref",
         definition="per relevant retrieved chunk, 1 - judged non-relevant ranked above it (at most R) / "
                    "min(R, N), summed, / R"),
@@ -761,10 +786,8 @@ def per_query_values(prepared: PreparedRun, metrics: list[Metric], settings: Eva
     aggs: dict[str, pl.Expr] = {}
     ideal_aggs: dict[str, pl.Expr] = {}
     for m in metrics:
-        for make in m.spec.aggs:
-            aggs.update(make(m.k))
-        for make in m.spec.ideal:
-            ideal_aggs.update(make(m.k))
+        for agg in m.spec.aggs:
+            (ideal_aggs if agg.over == "ideal" else aggs).update(agg.make(m.k))
     # the per-row columns the aggregates read, each computed as always: at a depth of 1,000 the rows of a run
     # with its unjudged ones promoted are a million, and every column over them costs time and memory
     read = {name for expr in aggs.values() for name in expr.meta.root_names()}

@@ -6,7 +6,8 @@ per query, running values down its ranks (relevant rows, judged rows, gain × di
 ranking; an aggregate at cutoff k is then the running value at the query's last row ranked <= k (one
 `searchsorted` over all queries). The per-query value is the metric's own expression in `metrics.SPECS`
 (`MetricSpec.value`) applied to those aggregates, as `metrics.per_query_values` applies it: every metric keeps
-one definition, and this module only knows how each *aggregate* of `metrics.py` runs down the ranks.
+one definition. Each aggregate of a spec names its per-k kernel (`metrics.Aggregate.kernel`); this module
+provides the kernels (`ByK.KERNELS`) and reads that name, nothing else of the spec.
 
 Bit for bit: polars sums a float group two ways (measured, polars 2.1): where the filter of `dg.filter(rank <= k)`
 keeps every row of the frame (k at or past the deepest judged rank; `_top(None)`), the plain sum of each group;
@@ -14,8 +15,8 @@ otherwise Kahan's compensated sum of the rows kept, in their order. The two diff
 the queries from a handful of rows up. So a cutoff that keeps some rows reads a running Kahan sum here, and
 a cutoff that keeps them all reads the core's own aggregate, computed once with its own expression
 (tests/test_metrics_by_k.py holds every k equal to `metrics.score`, and fails if either half is changed). A
-metric with an aggregate this module does not know is scored by `metrics.per_query_values` itself (once: such
-aggregates take no cutoff).
+metric with an aggregate that names no kernel is scored by `metrics.per_query_values` itself (once per metric:
+rprec and bpref take no cutoff).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core import metrics as core
-from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval
+from ragdiff.core.metrics import Aggregate, EvalSettings, Metric, PreparedRun, RunEval
 
 NONE = np.iinfo(np.int64).max  # no relevant row (first_rel)
 
@@ -242,7 +243,7 @@ class ByK:
     def _clear(self) -> None:
         """Forget what is computed when first asked for (it is made again from the tables)."""
         self._ap = None
-        self._whole: dict[tuple, tuple[int | None, np.ndarray]] = {}  # (make, k is None) -> (a k, per query)
+        self._whole: dict[tuple, tuple[int | None, np.ndarray]] = {}  # (agg, k is None) -> (a k, per query)
         self._fixed: dict[str, pl.Series] = {}  # metrics of aggregates not known here, scored by the core once
         # Metric -> (its per-query column, its mean), for the last few metrics scored: a metric's values read
         # nothing of the k asked for but its own cutoff (mrr and recall@depth are the same at every k of `+`)
@@ -311,7 +312,39 @@ class ByK:
                 new._whole[key] = (k, spliced(values, i, 1, part._core_aggregate(key[0], k)))
         return new
 
-    # ---- the aggregates of metrics.py, at a cutoff ------------------------------------------------------------
+    # ---- the per-k kernels: each gives an aggregate of metrics.py (`Aggregate.kernel`) at a cutoff ------------
+
+    def _relevant_count(self, agg: Aggregate, k: int | None) -> np.ndarray:
+        return self._rows.at(self._rel_upto, k, 0).astype(np.uint32)
+
+    def _judged_count(self, agg: Aggregate, k: int | None) -> np.ndarray:
+        return self._rows.at(self._judged_upto, k, 0).astype(np.uint32)
+
+    def _first_relevant(self, agg: Aggregate, k: int | None) -> pl.Series:
+        """The first relevant rank; null where a query has no relevant row, as the group-by leaves it."""
+        values = self._first_rel
+        return pl.select(pl.when(pl.Series(values == NONE)).then(None).otherwise(pl.Series(values))
+                         .cast(self._rank_dtype)).to_series()
+
+    def _gain_sum(self, agg: Aggregate, k: int | None) -> np.ndarray:
+        """Gain × discount summed down the ranking the aggregate is over (dcg: the run's; idcg: the ideal)."""
+        if self._kept_all(agg, k):
+            return self._core_aggregate(agg, k)
+        if agg.over == "ideal":
+            return self._ideal.at(self._idcg, k, 0.0)
+        return self._rows.at(self._dcg, k, 0.0)
+
+    def _precision_sum(self, agg: Aggregate, k: int | None) -> np.ndarray:
+        """map's sum of the precision at each relevant row's rank."""
+        if self._kept_all(agg, k):
+            return self._core_aggregate(agg, k)
+        return self._rows.at(self._ap_running(), k, 0.0)
+
+    # kernel name (as `Aggregate.kernel` gives it) -> the method giving that aggregate per scored query
+    KERNELS = {"relevant_count": _relevant_count, "judged_count": _judged_count, "first_relevant": _first_relevant,
+               "gain_sum": _gain_sum, "precision_sum": _precision_sum}
+    # the float sums over the relevant rows alone (their filter keeps every row only where every row is relevant)
+    _RELEVANT_ONLY = frozenset({"precision_sum"})
 
     def _ap_running(self) -> np.ndarray:
         """Per row, map's sum (precision at each relevant row's rank: relevant at or above it / its rank) over
@@ -330,43 +363,23 @@ class ByK:
             self._ap = np.where(count > 0, sums[at] if len(sums) else 0.0, 0.0)
         return self._ap
 
-    def _kept_all(self, make, k: int | None) -> bool:
+    def _kept_all(self, agg: Aggregate, k: int | None) -> bool:
         """Whether the aggregate's filter at cutoff k keeps every row of its frame (polars then sums plainly)."""
-        ranked = self._ideal if make is core._idcg else self._rows
+        ranked = self._ideal if agg.over == "ideal" else self._rows
         deep = k is None or k >= ranked.span - 1
-        return deep and (make is not core._ap_sum or bool(self._rel.all()))
+        return deep and (agg.kernel not in self._RELEVANT_ONLY or bool(self._rel.all()))
 
-    def _core_aggregate(self, make, k: int | None) -> np.ndarray:
+    def _core_aggregate(self, agg: Aggregate, k: int | None) -> np.ndarray:
         """The core's own aggregate over its frame (where its filter keeps every row: the same sum at every such
         k), per query in the table's order."""
-        key = (make, k is None)
+        key = (agg, k is None)
         if key not in self._whole:
-            frame = self._frame("ideal" if make is core._idcg else "rows")
-            name, expr = next(iter(make(k).items()))
-            agg = frame.group_by("query_id").agg(expr.alias("_v"))
-            self._whole[key] = (k, self._order.join(agg, on="query_id", how="left", maintain_order="left")
+            frame = self._frame(agg.over)
+            name, expr = next(iter(agg.make(k).items()))
+            agg_frame = frame.group_by("query_id").agg(expr.alias("_v"))
+            self._whole[key] = (k, self._order.join(agg_frame, on="query_id", how="left", maintain_order="left")
                                 .get_column("_v").fill_null(0.0).to_numpy())
         return self._whole[key][1]
-
-    def _aggregate(self, make, k: int | None) -> dict[str, np.ndarray] | None:
-        """{column: per scored query} of one aggregate maker of metrics.py at cutoff k; None if not known."""
-        name = next(iter(make(k)))
-        rows = self._rows
-        if make is core._hits:
-            return {name: rows.at(self._rel_upto, k, 0).astype(np.uint32)}
-        if make is core._judged_top:
-            return {name: rows.at(self._judged_upto, k, 0).astype(np.uint32)}
-        if make is core._first_rel:
-            return {name: self._first_rel}
-        if make in (core._dcg, core._idcg, core._ap_sum):
-            if self._kept_all(make, k):
-                return {name: self._core_aggregate(make, k)}
-            if make is core._dcg:
-                return {name: rows.at(self._dcg, k, 0.0)}
-            if make is core._idcg:
-                return {name: self._ideal.at(self._idcg, k, 0.0)}
-            return {name: rows.at(self._ap_running(), k, 0.0)}
-        return None
 
     def score(self, settings: EvalSettings, metrics: list[Metric]) -> RunEval:
         mine = self.settings
@@ -382,11 +395,10 @@ class ByK:
             if m in mine:
                 continue
             found = {}
-            for make in (*m.spec.aggs, *m.spec.ideal):
-                agg = self._aggregate(make, m.k)
-                if agg is None:
+            for agg in m.spec.aggs:
+                if agg.kernel is None:
                     break
-                found.update(agg)
+                found[next(iter(agg.make(m.k)))] = self.KERNELS[agg.kernel](self, agg, m.k)
             else:
                 columns.update(found)
                 known.append(m)
@@ -395,12 +407,7 @@ class ByK:
         if known:
             series = []
             for name, values in columns.items():
-                if name == "first_rel":  # no relevant row: null, as the group-by leaves it
-                    series.append(pl.select(pl.when(pl.Series(values == NONE)).then(None)
-                                            .otherwise(pl.Series(values)).cast(self._rank_dtype)
-                                            .alias(name)).to_series())
-                else:
-                    series.append(pl.Series(name, values))
+                series.append(values.alias(name) if isinstance(values, pl.Series) else pl.Series(name, values))
             table = self._base.with_columns(series)
             values = table.select(*[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in known])
             for m in known:
