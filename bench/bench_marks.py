@@ -4,7 +4,7 @@ From the key's action (`x` on the chunk selected in list A) to the screen refres
 in the app's own process, with no Pilot waiting in between. Split into its parts:
 
 - write: the label writer on its thread (read, edit, verify, journal, fsync, rename) -> the Change;
-- model: `ReviewModel.apply_change` (the one judgment; nothing read from disk);
+- model: `ReviewModel.relabel`, the model's listener on the judgment store (the one query; nothing read from disk);
 - screen: the widgets refilled and Textual's repaint after it.
 
 On the demo (sample_runs/, 72 queries, a YAML label file) and on bench_review.py's 10,000-query set
@@ -51,23 +51,23 @@ class TimedApp(ReviewApp):
     def on_mark_done(self, message) -> None:
         # Textual runs the handler of every class in the MRO that defines one, this one first, then
         # ReviewApp.on_mark_done by itself: calling super() here as well (as this bench once
-        # did) applied every Change to the model twice, and the second one was counted as "screen"
+        # did) applied every Change to the store twice, and the second one was counted as "screen"
         stamp = self.stamps[-1]
         stamp["change"] = time.perf_counter()
         model = self.model
         if model is not None:
-            real = model.apply_change
+            real = model.relabel  # the model's listener on the judgment store
 
-            def timed(change):
+            def timed(changed):
                 t0 = time.perf_counter()
-                real(change)
+                real(changed)
                 stamp["model"] = stamp.get("model", 0.0) + time.perf_counter() - t0
 
-            model.apply_change = timed
+            model.relabel = timed
 
             def settled():
                 stamp.setdefault("settled", time.perf_counter())
-                model.__dict__.pop("apply_change", None)
+                model.__dict__.pop("relabel", None)
         else:
             def settled():
                 stamp.setdefault("settled", time.perf_counter())
@@ -109,7 +109,7 @@ def report(name: str, stamps: list[dict]) -> None:
     print(f"{name} ({len(stamps)} marks):")
     print(f"  key -> screen settled   {summary([s['settled'] - s['key'] for s in stamps])}")
     print(f"    write (label file)    {summary([s['change'] - s['key'] for s in stamps])}")
-    print(f"    model.apply_change    {summary([s.get('model', 0.0) for s in stamps])}")
+    print(f"    model.relabel         {summary([s.get('model', 0.0) for s in stamps])}")
     print(f"    screen (fill, paint)  {summary([s['settled'] - s['change'] - s.get('model', 0.0) for s in stamps])}")
     print(f"  Change -> settled       {summary([s['settled'] - s['change'] for s in stamps])}")
 

@@ -53,8 +53,8 @@ async def test_bench_review_runs_on_loaded_once(bench_modules, sample_runs, tmp_
 async def test_bench_marks_applies_each_change_once(bench_modules, sample_runs, tmp_path, monkeypatch, settled):
     _, bench_marks = bench_modules
     applied = []
-    real = ReviewModel.apply_change
-    monkeypatch.setattr(ReviewModel, "apply_change", lambda self, change: (applied.append(change), real(self, change)))
+    real = ReviewModel.relabel
+    monkeypatch.setattr(ReviewModel, "relabel", lambda self, changed: (applied.append(changed), real(self, changed)))
     app = bench_marks.TimedApp(_inputs(sample_runs, tmp_path))
     async with app.run_test(size=(140, 40)) as pilot:
         await settled(pilot)

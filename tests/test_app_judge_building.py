@@ -100,7 +100,7 @@ async def test_a_mark_saved_while_the_queue_is_built_reaches_it(lesson, settled,
         await until(pilot, lambda: builds, "the worker started building")
         assert app._judge_queue is None
         written.set()
-        await until(pilot, lambda: app._judge_backlog, "the save came back while the queue was built")
+        await until(pilot, lambda: app.store.generation > app._judge_from, "the save came back while the queue was built")
         release.set()
         await settle(pilot)
         assert isinstance(app.screen, JudgeScreen)
@@ -402,7 +402,7 @@ async def test_a_flag_written_while_the_queue_is_built_reaches_it(lesson, settle
         await until(pilot, lambda: builds, "the worker read the flags file and started building")
         assert pool.read_flags(lesson["gold"]) == set()  # the flag is not in the file the worker read
         written.set()
-        await until(pilot, lambda: app._judge_backlog, "the flag's outcome came back while the queue was built")
+        await until(pilot, lambda: app.store.is_flagged("q1", "policy-2"), "the flag's outcome came back while the queue was built")
         release.set()
         await settle(pilot)
         screen = app.screen

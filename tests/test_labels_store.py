@@ -67,3 +67,44 @@ def test_the_queue_reads_the_store_and_its_counts_follow_what_the_store_tells_it
     assert queue.progress()[0] == judged and not queue.is_done(qid, entry.chunk_id)
     pooled = [e.chunk_id for e in queue.entries[qid] if e.pooled]
     assert queue.query_progress(qid) == (sum(queue.is_judged(qid, c) for c in pooled), len(pooled))
+
+
+def _rows(frame):
+    return sorted(frame.select("query_id", "chunk_id", "grade", *(["level"] if "level" in frame.columns else []))
+                  .iter_rows())
+
+
+def test_the_gold_frames_are_derived_from_the_store_as_the_file_has_them(lesson):
+    """The gold frames the metrics and the judging queue read are the store's: after marks, undos and a draft
+    decided, `gold()` holds what the label file reopened holds, judgments and drafts alike."""
+    from ragdiff.core.labels import LabelFile, Mark
+
+    path = lesson["gold"]
+    text = path.read_text()
+    path.write_text(text.replace("  - id: q1\n", "  - id: q1\n    drafted: {policy-31: 2}\n", 1))
+    gold = load_gold(path)
+    store = Judgments.of_gold(gold)
+    assert store.gold() is gold  # nothing changed: the gold set as read
+    label_file = LabelFile(path, reviewer="tester")
+    for mark in (Mark("q1", "policy-14", "not_relevant"), Mark("q2", "new-chunk", "evidence"),
+                 Mark("q2", "policy-15", "gold", 3), Mark("q1", "policy-31", "gold", 2)):
+        store.apply([label_file.apply(mark)])
+    again = load_gold(path)
+    assert _rows(store.gold().judgments) == _rows(again.judgments)
+    assert _rows(store.gold().drafts) == _rows(again.drafts) == []
+    store.apply([label_file.undo()])  # the draft decided comes back
+    again = load_gold(path)
+    assert _rows(store.gold().judgments) == _rows(again.judgments)
+    assert _rows(store.gold().drafts) == _rows(again.drafts) == [("q1", "policy-31", 2)]
+    store.apply([label_file.undo()])
+    assert _rows(store.gold().judgments) == _rows(load_gold(path).judgments)
+    assert dict(store) == dict(Judgments.of_gold(load_gold(path)))  # every (query, chunk), read query by query
+
+
+def test_since_gives_what_the_store_took_after_a_generation(lesson):
+    store = Judgments.of_gold(load_gold(lesson["gold"]))
+    store.apply([change("q1", "a", "gold", 1)])
+    then = store.generation
+    second = store.apply([change("q1", "b", "evidence", 1), change("q2", "c", "not_relevant", 0)])
+    third = store.apply([change("q1", "a", "unjudged")])
+    assert store.since(then) == second + third and store.since(store.generation) == []

@@ -164,7 +164,7 @@ class ReviewApp(Loading, BackgroundWork, Drawing, Panes, Housekeeping, SearchLin
         self._views_timer = None
         self._pool = None
         self._judge_queue = None  # the judging queue (J): built at the first J, then kept in step with every mark
-        self._judge_backlog: list | None = None  # while it is built: the outcomes (and changes) that come meanwhile
+        self._judge_from: int | None = None  # while it is built: the store's generation it is built from
         self.store = None  # ragdiff.core.labels.store.Judgments of the label file: the one copy every view reads
         self._judge_wanted: str | None = None  # while it is built: the query it opens at (unless J is called off)
         self.verdict_error: str | None = None

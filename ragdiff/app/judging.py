@@ -1,6 +1,6 @@
 """The judging queue's wiring in the review (`J`): the first J builds the queue (`ragdiff.app.judge`) in a
-worker while the keys typed meanwhile are held for it, the store's outcomes that come meanwhile are kept and
-replayed once it is built, and later J's open it at once at the query on screen.
+worker from the store's gold frames while the keys typed meanwhile are held for it, hears what the store took
+meanwhile once it is built (`Judgments.since`), and later J's open it at once at the query on screen.
 
 Mixed into `ragdiff.app.app.ReviewApp` (Textual finds `on_queue_built` on this class too). `ragdiff.app.judge`
 is imported at the first J only.
@@ -35,26 +35,23 @@ class JudgingQueue:
         self._judge_wanted = self.selected_query
         self.hold_keys(CLOSE_KEYS, self._judge_called_off)
         self.set_status("building the judging queue (both runs' top 10) … keys typed now go to it")
-        if self._judge_backlog is not None:  # already being built (J, q, J): it opens once built
+        if self._judge_from is not None:  # already being built (J, q, J): it opens once built
             return
-        self._judge_backlog = []
+        # built from the store's gold frames as they are now; what the store takes meanwhile reaches it once built
+        self._judge_from = self.store.generation
         self.run_worker(partial(build_queue, [model.run_a, model.run_b], model.gold, JUDGE_POOL, self.inputs.gold,
                                 self.post_message, self.store),
                         group="judge-queue", exit_on_error=False)  # async: it awaits threads.detached
 
     async def on_queue_built(self, message: QueueBuilt) -> None:
-        from ragdiff.app.judge import apply_outcome
-
-        backlog, self._judge_backlog = self._judge_backlog or [], None
+        built_from, self._judge_from = self._judge_from, None
         if message.queue is None:
             dropped = self.drop_held_keys()
             self.set_status(Text(clean(message.error or "cannot build the judging queue") +
                                  (f" · {dropped} keys typed meanwhile not used" if dropped else ""), style="bold red"))
             return
         self._judge_queue = message.queue
-        for outcome, changed in backlog:  # what the store took while the queue was built, in order
-            message.queue.changed(changed)
-            apply_outcome(message.queue, outcome, changes=False)
+        message.queue.changed(self.store.since(built_from))  # what the store took while it was built
         self.store.listen(message.queue.changed)  # and from now on, as it comes
         start, self._judge_wanted = self._judge_wanted, None
         if not self.holding_keys:  # J called off while it was built: kept for the next J, which opens it at once

@@ -56,14 +56,11 @@ class Loading:
                 run_a.name, run_b.name = f"A {run_a.name}", f"B {run_b.name}"
             self.post_message(LoadProgress("scoring both runs …"))
             model = ReviewModel(run_a, run_b, gold, inputs.settings, unjudged_later=True)
-            from ragdiff.core.labels.store import Judgments
-
-            store = Judgments.of_gold(gold)
         except InputError as err:
             return LoadFailed(str(err))
         except Exception as err:  # noqa: BLE001 - shown as one message, never a traceback on screen
             return LoadFailed(f"cannot open the review: {type(err).__name__}: {err}")
-        return Loaded(model, time.perf_counter() - started, store)
+        return Loaded(model, time.perf_counter() - started, model.store)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         self.set_status(message.text)
@@ -78,7 +75,7 @@ class Loading:
     def on_loaded(self, message: Loaded) -> None:
         self.model = message.model
         self.store = message.store
-        self.store.listen(self.relabelled)  # the model rescores each changed query; the screen follows
+        self.store.listen(self.relabelled)  # after the model, which rescores each changed query: the screen
         self.load_seconds = message.seconds
         self.query_one("#list-a", RankedList).set_border(title=Text.assemble("A ", clean(self.model.run_a.name)))
         self.query_one("#list-b", RankedList).set_border(title=Text.assemble("B ", clean(self.model.run_b.name)))

@@ -77,13 +77,14 @@ class MarkPath:
     # ---- the writer's outcome: into the store, once ----------------------------------------------------------
 
     def on_mark_done(self, message: MarkDone) -> None:
-        changed = self.store.apply(message.changes) if self.store is not None else []  # listeners follow
-        if self._judge_queue is not None:  # J built it: a failed or flagged decision leaves its flight
+        if self.store is not None:  # its listeners follow: the model, the judging queue once built, the screen
+            self.store.apply(message.changes)
+            if message.flagged and not message.error:
+                self.store.flag(message.target.query_id, message.target.chunk_id)
+        if self._judge_queue is not None:  # J built it: a failed decision leaves its flight, a query kept/dropped
             from ragdiff.app.judge import apply_outcome
 
             apply_outcome(self._judge_queue, message, changes=False)
-        elif self._judge_backlog is not None:  # being built as the store was at J: told of this after
-            self._judge_backlog.append((message, changed))
         judge = self._judge_screen()  # a decision made in the judging queue: it shows it (under ? too)
         if judge is not None:
             judge.mark_done(message)
@@ -91,13 +92,10 @@ class MarkPath:
             self.set_status(Text(clean(message.status), style="bold red" if message.error else ""))
 
     def relabelled(self, changed: list) -> None:
-        """The store's listener: the model rescores each query whose judgment changed (nothing is read from
-        disk); the review redraws its numbers, or does so on the way back when another screen is up."""
-        changed = [c for c in changed if c.before != c.after]
-        if not changed or self.model is None:
+        """The store's listener, after the model's (which rescored each query whose judgment changed): the
+        review redraws its numbers, or does so on the way back when another screen is up."""
+        if self.model is None or all(c.before == c.after for c in changed):
             return
-        for change in changed:
-            self.model.apply_change(change)
         # the p-values once the marks rest a moment: a burst of keys asks once, and the test (numpy, which holds
         # the GIL) never competes with the repaint of the mark itself
         self._start_verdicts(delay=MARK_VERDICT_DELAY)

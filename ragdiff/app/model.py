@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from ragdiff.app.header_numbers import Header, compute_verdicts, header_of, without_lists
-from ragdiff.app.query_labels import QueryLabels, drafts_after, labels_frame, stretches
+from ragdiff.app.query_labels import QueryLabels, labels_frame
 from ragdiff.app.views import Basis, KView, unjudged_rows_of, unjudged_tables, view_at
-from ragdiff.core import vocab
 from ragdiff.core.gold import Gold
+from ragdiff.core.labels.store import Judgments, stretches
 from ragdiff.core.metrics import (EvalSettings, PreparedRun, RunEval, aligned_frame, default_metrics, judged_pairs,
                                   prepare, recall_curve)
 from ragdiff.core.metrics_by_k import ByK, Ranked
@@ -69,8 +69,9 @@ class ReviewModel:
     """
 
     def __init__(self, run_a: Run, run_b: Run, gold: Gold, settings: EvalSettings, row_cache: int = 64,
-                 unjudged_later: bool = False):
-        """`unjudged_later`: leave the unjudged rows to `unjudged_job` (the app runs it after the first screen)."""
+                 unjudged_later: bool = False, store: Judgments | None = None):
+        """`unjudged_later`: leave the unjudged rows to `unjudged_job` (the app runs it after the first screen).
+        `store`: the judgment store made from `gold` (one of its own when None), which the model listens to."""
         self.unjudged_later = unjudged_later
         self.run_a = run_a
         self.run_b = run_b
@@ -81,14 +82,22 @@ class ReviewModel:
         self._verdicts: dict[tuple[int, int], tuple[dict, bool]] = {}
         self._views: OrderedDict[tuple[int, int], KView] = OrderedDict()  # (k, generation) -> its view
         self._generation = 0  # bumped on every set_gold and mark: numbers of older labels are not shown
-        self.set_gold(gold)
+        self.set_gold(gold, store)
+
+    @property
+    def gold(self) -> Gold:
+        """The gold set as the store has it now (its frames derived from the store: `Judgments.gold`)."""
+        return self.store.gold()
 
     # ---- per gold set -------------------------------------------------------------------------------------
 
-    def set_gold(self, gold: Gold) -> None:
-        """Build the label-dependent tables (once, after loading), then compute at k. After a mark use
-        `apply_change`, which updates the one judgment instead."""
-        self.gold = gold
+    def set_gold(self, gold: Gold, store: Judgments | None = None) -> None:
+        """Build the label-dependent tables (once, after loading), then compute at k. A change in the store
+        afterwards (`apply_change`) rescores the one query it touches."""
+        self.store = store if store is not None else Judgments.of_gold(gold)
+        store = self.store  # a store of an earlier set_gold tells this model nothing more
+        store.listen(lambda changed: self.relabel(changed) if store is self.store else None)
+        self._gold_name = gold.path.name
         self._generation += 1
         settings = self.settings
         labels = labels_frame(gold, settings.level)
@@ -97,7 +106,7 @@ class ReviewModel:
         for side, run in (("a", self.run_a), ("b", self.run_b)):
             frame = aligned_frame(run, gold).select("query_id", "chunk_id", "score", "rank")
             self._frames[side], self._index[side] = stretches(frame, ["rank"])
-        self._labels = QueryLabels(labels, gold.drafts, settings.threshold)
+        self._labels = QueryLabels(self.store, gold, settings.level, settings.threshold)
         queries = gold.queries.sort("position")
         self._query_text = {
             q: (t if t is not None else (self.run_a.query_text.get(q) or self.run_b.query_text.get(q) or ""))
@@ -163,30 +172,26 @@ class ReviewModel:
     # ---- one judgment changed -----------------------------------------------------------------------------
 
     def apply_change(self, change) -> None:
-        """A mark's `ragdiff.core.labels.Change`: that one (query, chunk) judgment is now `change.after`.
+        """A mark's `ragdiff.core.labels.Change` into the store, which tells the model (`relabel`)."""
+        self._ensure_unjudged()
+        self.store.apply([change])
 
-        Only that query is relabelled (its labels, its unjudged rows, its judged rows in the prepared runs);
-        then the numbers at k are scored again from the prepared runs, as a k change does. Nothing is read
-        from disk.
-        """
+    def relabel(self, changed: list) -> None:
+        """The store's listener: each query whose judgments changed is relabelled (its labels, its unjudged
+        rows, its judged rows in the prepared runs) from the store; then the numbers at k are scored again from
+        the prepared runs, as a k change does. Nothing is read from disk."""
+        queries = list(dict.fromkeys(c.query_id for c in changed if c.before != c.after))
+        if not queries:
+            return
         self._ensure_unjudged()  # a mark before the worker found them: found now, from the labels before it
-        qid, chunk = change.query_id, change.chunk_id
-        after = change.after
-        judgments = self.gold.judgments
-        keep = ~((pl.col("query_id") == qid) & (pl.col("chunk_id") == chunk))
-        mine = judgments.filter(pl.col("query_id") == qid).filter(keep)
-        if after.kind in (vocab.GOLD, vocab.EVIDENCE, vocab.NOT_RELEVANT):
-            row = pl.DataFrame({"query_id": [qid], "chunk_id": [chunk], "grade": [after.grade],
-                                "level": [after.kind]}, schema={c: judgments.schema[c] for c in
-                                                                 ("query_id", "chunk_id", "grade", "level")})
-            mine = pl.concat([mine, row], how="diagonal_relaxed").select(judgments.columns)
-        self.gold = replace(self.gold, judgments=pl.concat([judgments.filter(pl.col("query_id") != qid), mine],
-                                                           how="diagonal_relaxed"),
-                            drafts=drafts_after(self.gold.drafts, change))
+        for qid in queries:
+            self._relabel_one(qid)
+        self._rescore()
+
+    def _relabel_one(self, qid: str) -> None:
         # that query alone, as a gold set of one query: the same rules (qrels, prepare) as the whole set
-        one = replace(self.gold, queries=self.gold.queries.filter(pl.col("query_id") == qid), judgments=mine)
-        labels = labels_frame(one, self.settings.level)
-        self._labels.relabel(change, labels)
+        one, labels = self._labels.frame(qid)
+        self._labels.forget(qid, labels)
         judged = judged_pairs(labels)
         unjudged = list(self._basis.unjudged)
         position = self._position[qid]
@@ -203,14 +208,11 @@ class ReviewModel:
         by_k = tuple(old.with_query(whole, part) or ByK(whole, self.settings)
                      for old, (whole, part) in zip(self._basis.by_k, prepared))
         self._generation += 1
-        self._views.clear()
-        self._curves = None
         if all(new.scored is old.scored for new, old in zip(self._prepared, self._basis.prepared)):
             self._basis = replace(self._basis, generation=self._generation, prepared=self._prepared, by_k=by_k,
                                   unjudged=tuple(unjudged))
         else:
             self._new_basis(by_k, tuple(unjudged))
-        self._rescore_one(qid)
 
     def _prepare_one(self, prepared: PreparedRun, one: Gold, qid: str) -> tuple[PreparedRun, PreparedRun]:
         """`prepared` with query `qid` prepared again from the gold set of that one query, and that query's
@@ -275,9 +277,11 @@ class ReviewModel:
             self._views.popitem(last=False)
         return True
 
-    def _rescore_one(self, qid: str) -> None:
-        """After one query's labels changed: the numbers at k again, from the new generation's basis (every
+    def _rescore(self) -> None:
+        """After queries' labels changed: the numbers at k again, from the new generation's basis (every
         query's row, kind and memberships, as a k change does: lookups, so no cheaper for one query)."""
+        self._views.clear()
+        self._curves = None
         view = view_at(self._basis, self.settings.k)
         self.store_view(view)
         self._use(view)
@@ -372,7 +376,8 @@ class ReviewModel:
         return out
 
     def label_of(self, query_id: str, chunk_id: str) -> tuple[str | None, int | None]:
-        return self._labels.shown(query_id).get(chunk_id, (None, None))
+        """As the chunk pane names it: the judgment, or a model's draft ("drafted ☆2", never scored)."""
+        return self.store.label_of(query_id, chunk_id)
 
     def rank_in(self, query_id: str, side: str, chunk_id: str) -> int | None:
         for row in self.ranked(query_id, side):
@@ -404,7 +409,7 @@ class ReviewModel:
     # ---- header -------------------------------------------------------------------------------------------
 
     def _header(self) -> Header:
-        return header_of((self.run_a, self.run_b), (self.eval_a, self.eval_b), self.gold.path.name,
+        return header_of((self.run_a, self.run_b), (self.eval_a, self.eval_b), self._gold_name,
                          len(self._query_order), self.settings, self.metrics, (self.hit_to_miss, self.miss_to_hit),
                          self._verdicts.get(self._verdict_key()))
 
