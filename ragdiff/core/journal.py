@@ -47,7 +47,7 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     if not hasattr(os, "O_DIRECTORY"):
         return
     try:
@@ -103,7 +103,7 @@ class Journal:
         finally:
             os.close(fd)
         if created:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def read(self) -> list[dict]:
         """Every whole record in order; a line that does not parse (a torn write) is skipped."""

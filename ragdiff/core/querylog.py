@@ -443,10 +443,10 @@ def entry_of(q: LogQuery, source: str) -> tuple[list[tuple[str, object]], list[s
 
 def render(queries: list[LogQuery], source: str, note: str, corpus: tuple[str, str] | None = None) -> str:
     """A fresh label file: a comment saying where it came from, then every query as a block entry."""
-    from ragdiff.core.labels.edits import _Edits, yaml_id
-    from ragdiff.core.labels.yaml_doc import block_entry, entry_fields
+    from ragdiff.core.labels.edits import SpanEdits, yaml_id
+    from ragdiff.core.labels.yaml_edits import block_entry, entry_fields
 
-    ed = _Edits("", "yaml", None)
+    ed = SpanEdits("", "yaml", None)
     head = ["# ragdiff label file started by `ragdiff labels init` from " + _one_line(f"{source}: {note}"),
             "# every query is unjudged: ragdiff judge (or review) fills gold, evidence and not_relevant.",
             "# count: its lines in the log; variants: the other spellings folded into it, with their lines."]

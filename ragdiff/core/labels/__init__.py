@@ -4,16 +4,23 @@ The public API: `LabelFile` (open a label file for marking), `Mark` (what the re
 `Judgment` and `Change` (what a mark did: the app updates its model from the Change alone), and the
 errors. How the package is laid out:
 
-    session.py   read -> plan -> verify -> journal -> write; undo, retry, recovery; the group commit
-    group.py     a batch of marks planned as one edit of the file (rounds, one read-back each)
-    store.py     the judgments in memory: the one copy the views read, `apply` telling its listeners
-    atomic.py    the lock; temp file + fsync + rename; the line patches undo uses
-    spans.py     node positions from PyYAML's composer (libyaml when installed); the JSON span scanner
-    edits.py     the span editor; id quoting
-    document.py  the interface every format implements; the shared reading rules
-    yaml_doc.py  the ragdiff YAML label file      json_doc.py  the JSON label file
-    short_doc.py {query: [ids]} in YAML or JSON  qrels_doc.py TREC qrels and BEIR qrels
-    reader.py    text + format -> its document (ragdiff.core.gold reads through it too)
+    session.py      LabelFile: read -> plan -> verify -> journal -> write, put together from one part per concern:
+      planning.py     a mark checked, planned by the document class, verified, said in a sentence
+      journaling.py   the journal lines before and after each write
+      group_commit.py a batch durable with one append and one fsync; the file rewritten once for many
+      recovery.py     on opening: the journal's unconfirmed ops resolved, durable decisions written
+      undo.py         undo (a mark or a file-level edit), retry, giving up
+      file_edits.py   queries added, kept or dropped; the corpus snapshot; reviewed:; drafts
+    snapshot.py     the file as read (bytes, sha256, stat, text, document), shared by those parts
+    group.py        a batch of marks planned as one edit of the file (rounds, one read-back each)
+    store.py        the judgments in memory: the one copy the views read, `apply` telling its listeners
+    atomic.py       the lock; temp file + fsync + rename; the line patches undo uses
+    spans.py        node positions from PyYAML's composer (libyaml when installed); the JSON span scanner
+    edits.py        the span editor; id quoting
+    document.py     the interface every format implements; the shared reading rules
+    yaml_doc.py     the ragdiff YAML label file read   yaml_edits.py  its edits (json_doc.py: the JSON file)
+    short_doc.py    {query: [ids]} in YAML or JSON     qrels_doc.py   TREC qrels and BEIR qrels
+    reader.py       text + format -> its document (ragdiff.core.gold reads through it too)
 """
 
 from ragdiff.core.labels.atomic import TEMP_SUFFIX

@@ -11,8 +11,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ragdiff.core.journal import _fsync_dir
-from ragdiff.core.labels.edits import _lines
+from ragdiff.core.journal import fsync_dir
+from ragdiff.core.labels.edits import text_lines
 from ragdiff.core.labels.errors import LabelWriteError
 
 TEMP_SUFFIX = ".ragdiff-tmp"
@@ -56,7 +56,7 @@ def changed_lines(old: str, new: str) -> tuple[int, int, int]:
     return start, ea, eb
 
 
-def _patch(old: str, new: str, context: int = 2) -> dict:
+def line_patch(old: str, new: str, context: int = 2) -> dict:
     """The lines that differ between old and new, with `context` lines either side: what undo puts back.
 
     Found on the characters (a 32 KiB slice at a time), not by splitting both texts into lines: a mark
@@ -75,10 +75,10 @@ def _patch(old: str, new: str, context: int = 2) -> dict:
         tail = nl + 1 if nl >= 0 else len(old)
     return {
         "at": old.count("\n", 0, start),
-        "before": _lines(old[head:start]),
-        "old": _lines(old[start:ea]),
-        "new": _lines(new[start:eb]),
-        "after": _lines(old[ea:tail]),
+        "before": text_lines(old[head:start]),
+        "old": text_lines(old[start:ea]),
+        "new": text_lines(new[start:eb]),
+        "after": text_lines(old[ea:tail]),
     }
 
 
@@ -96,7 +96,7 @@ def _line_hits(text: str, block: str, limit: int = 64) -> list[tuple[int, int]]:
     return hits
 
 
-def _unpatch(text: str, patch: dict) -> str | None:
+def line_unpatch(text: str, patch: dict) -> str | None:
     """Turn the patch's `new` side back into its `old` side, if it can be found exactly once (preferring
     the recorded place). The context lines are tried whole, then one side at a time (another reviewer may
     have changed a neighbouring line since); the caller verifies whatever comes back."""
@@ -190,7 +190,7 @@ def atomic_write(path: Path, data: bytes, expected_stat: tuple):
                 os.unlink(tmp)
             except OSError:
                 pass
-    _fsync_dir(folder)
+    fsync_dir(folder)
     return stat_key(os.stat(path))
 
 

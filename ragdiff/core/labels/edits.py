@@ -32,7 +32,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _lines(text: str) -> list[str]:
+def text_lines(text: str) -> list[str]:
     """Lines with their endings, split on \\n only (CRLF stays inside the line)."""
     parts = text.split("\n")
     out = [p + "\n" for p in parts[:-1]]
@@ -41,21 +41,21 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-def _newline(text: str) -> str:
+def newline_of(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def _line_start(text: str, i: int) -> int:
+def line_start(text: str, i: int) -> int:
     return text.rfind("\n", 0, i) + 1
 
 
-def _eol_after(text: str, i: int) -> int:
+def eol_after(text: str, i: int) -> int:
     """Index just past the line break of the line holding position i (len(text) on a last line)."""
     j = text.find("\n", i)
     return len(text) if j < 0 else j + 1
 
 
-def _insert_line(text: str, pos: int, line: str, nl: str) -> tuple[int, int, str]:
+def insert_line(text: str, pos: int, line: str, nl: str) -> tuple[int, int, str]:
     """An edit that inserts `line` (no ending) as a whole line at a line boundary `pos`.
 
     At the end of a file without a final newline the new line goes after a line break and itself gets
@@ -83,7 +83,7 @@ _RESOLVER_11 = yaml.resolver.Resolver()
 
 
 @functools.lru_cache(maxsize=1 << 16)  # a log's queries repeat words like `true`; the resolver is ~10 us a call
-def _reads_as_string(s: str) -> bool:
+def reads_as_string(s: str) -> bool:
     """Would both a YAML 1.1 reader (PyYAML's implicit resolvers) and a YAML 1.2 one read this plain
     scalar as a string?"""
     if s.lower() in _YAML_SPECIAL or _CORE_12.match(s):
@@ -136,7 +136,7 @@ def yaml_id(s: str, quote: str | None = None) -> str:
     quote: None = plain when safe, else double quotes; "'" or '"' = always that style (double when single
     quotes cannot hold it).
     """
-    if quote is None and _PLAIN_ID.match(s) and _reads_as_string(s):
+    if quote is None and _PLAIN_ID.match(s) and reads_as_string(s):
         return s
     if quote == "'" and all(_yaml_printable(ch) and ch not in "\x85\u2028\u2029" for ch in s) and s.strip(" \t") == s:
         return "'" + s.replace("'", "''") + "'"
@@ -146,12 +146,12 @@ def yaml_id(s: str, quote: str | None = None) -> str:
 # --------------------------------------------------------------------------------------- the span editor
 
 
-class _Edits:
+class SpanEdits:
     """Span edits of one text, applied together (they must not overlap)."""
 
     def __init__(self, text: str, dialect: str, quote: str | None, ascii_only: bool = False):
         self.text = text
-        self.nl = _newline(text)
+        self.nl = newline_of(text)
         self.dialect = dialect  # "yaml" | "json"
         self.quote = quote  # the file's preferred quote style for YAML ids
         self.ascii_only = ascii_only
@@ -207,13 +207,13 @@ class _Edits:
         return self.default_kv
 
     def _indent_of(self, node: _Node) -> str:
-        ls = _line_start(self.text, node.start)
+        ls = line_start(self.text, node.start)
         prefix = self.text[ls : node.start]
         return prefix if prefix.strip(" \t") == "" else " " * len(prefix)
 
     # ---- flow collections: insert before the closing bracket
 
-    def _flow_append(self, coll: _Node, elems: list[_Node], ends: list[int], new: str) -> None:
+    def flow_append(self, coll: _Node, elems: list[_Node], ends: list[int], new: str) -> None:
         """Insert element text `new` after the last element (or into the empty brackets)."""
         t = self.text
         if not elems:
@@ -239,15 +239,15 @@ class _Edits:
     def seq_append(self, seq: _Node, chunk: str, raw: str | None = None) -> None:
         item = raw if raw is not None else self.fmt_id(chunk, [n for n in seq.items if n.kind == "scalar"])
         if seq.flow:
-            self._flow_append(seq, seq.items, [n.end for n in seq.items], item)
+            self.flow_append(seq, seq.items, [n.end for n in seq.items], item)
             return
         last = seq.items[-1]
-        ls = _line_start(self.text, last.start)
+        ls = line_start(self.text, last.start)
         prefix = self.text[ls : last.start]
         if not re.fullmatch(r"[ \t]*-[ \t]+", prefix):
             raise LabelFormatError("the list's last item does not start its own `- ` line")
-        pos = _eol_after(self.text, _content_end(self.text, last))
-        self.add(*_insert_line(self.text, pos, prefix + item, self.nl))
+        pos = eol_after(self.text, _content_end(self.text, last))
+        self.add(*insert_line(self.text, pos, prefix + item, self.nl))
 
     def _remove_elem(self, coll: _Node, idx: int, key: _Node | None) -> None:
         t = self.text
@@ -266,12 +266,12 @@ class _Edits:
             else:
                 self.add(elems[idx - 1][1], end, "")
             return
-        ls = _line_start(t, start)
+        ls = line_start(t, start)
         prefix = t[ls:start]
         ok = re.fullmatch(r"[ \t]*-[ \t]+", prefix) if coll.kind == "seq" else prefix.strip(" \t") == ""
         if not ok:
             raise LabelFormatError("the item to remove does not stand on its own line")
-        self.add(ls, _eol_after(t, end), "")
+        self.add(ls, eol_after(t, end), "")
         if len(elems) == 1:
             if key is None:
                 raise LabelFormatError("removing the only item would leave nothing behind")
@@ -286,8 +286,8 @@ class _Edits:
         if comma < 0 or t[prev_end:comma].strip(" \t") != "":
             raise LabelFormatError("cannot find the comma before the item to remove")
         self.add(comma, comma + 1, "")
-        ls = _line_start(t, start)
-        eol = _eol_after(t, end)
+        ls = line_start(t, start)
+        eol = eol_after(t, end)
         rest = t[end:eol].rstrip("\r\n").strip(" \t")
         if t[ls:start].strip(" \t") == "" and (rest == "" or rest.startswith("#")):
             self.add(ls, eol, "")  # the item stood on its own line (with its own comment): the line goes
@@ -308,15 +308,15 @@ class _Edits:
     def map_append(self, m: _Node, chunk: str, grade: int) -> None:
         elem = self.fmt_id(chunk, m) + self.kv_sep(m) + self.fmt_grade(grade)
         if m.flow:
-            self._flow_append(m, [k for k, _ in m.pairs], [v.end for _, v in m.pairs], elem)
+            self.flow_append(m, [k for k, _ in m.pairs], [v.end for _, v in m.pairs], elem)
             return
         lk, lv = m.pairs[-1]
-        ls = _line_start(self.text, lk.start)
+        ls = line_start(self.text, lk.start)
         prefix = self.text[ls : lk.start]
         if prefix.strip(" \t") != "":
             prefix = " " * len(prefix)
-        pos = _eol_after(self.text, _content_end(self.text, lv))
-        self.add(*_insert_line(self.text, pos, prefix + elem, self.nl))
+        pos = eol_after(self.text, _content_end(self.text, lv))
+        self.add(*insert_line(self.text, pos, prefix + elem, self.nl))
 
     def map_set(self, m: _Node, idx: int, grade: int) -> None:
         v = m.pairs[idx][1]
@@ -346,8 +346,8 @@ class _Edits:
                 pieces.append(sep + self.fmt_grade(grades.get(n.value, 1)))
                 prev = n.end
             if extra is not None:
-                sub = _Edits(t, self.dialect, self.quote, self.ascii_only)
-                sub._flow_append(seq, seq.items, [n.end for n in seq.items], "\0")
+                sub = SpanEdits(t, self.dialect, self.quote, self.ascii_only)
+                sub.flow_append(seq, seq.items, [n.end for n in seq.items], "\0")
                 (_s, _e, ins) = sub.edits[0]
                 pieces.append(ins.replace("\0", self.fmt_id(extra[0], seq) + sep + self.fmt_grade(extra[1])))
             pieces.append(t[prev : seq.end - 1])
@@ -357,12 +357,12 @@ class _Edits:
         # block list: `- a` lines become `a: 1` lines
         key_col = 0
         if key is not None:
-            key_col = key.start - _line_start(t, key.start)
+            key_col = key.start - line_start(t, key.start)
         new_prefix = None
         for n in seq.items:
             if n.kind != "scalar" or n.style in ("|", ">") or "\n" in t[n.start : n.end]:
                 raise LabelFormatError("the list has an item over several lines")
-            ls = _line_start(t, n.start)
+            ls = line_start(t, n.start)
             prefix = t[ls : n.start]
             m = re.fullmatch(r"([ \t]*)-[ \t]+", prefix)
             if not m:
@@ -372,9 +372,9 @@ class _Edits:
                 new_prefix = m.group(1) if dash_col > key_col or key is None else " " * (key_col + 2)
             self.add(ls, n.end, new_prefix + t[n.start : n.end] + sep + self.fmt_grade(grades.get(n.value, 1)))
         if extra is not None:
-            pos = _eol_after(t, _content_end(t, seq.items[-1]))
+            pos = eol_after(t, _content_end(t, seq.items[-1]))
             elem = new_prefix + self.fmt_id(extra[0], seq) + sep + self.fmt_grade(extra[1])
-            self.add(*_insert_line(t, pos, elem, self.nl))
+            self.add(*insert_line(t, pos, elem, self.nl))
 
     # ---- a null value (`gold:` or `gold: ~`) gets its first element
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ragdiff.core.labels.atomic import _patch
+from ragdiff.core.labels.atomic import line_patch
 from ragdiff.core.labels.document import LabelDoc
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.marks import Mark
-from ragdiff.core.labels.yaml_doc import map_grade
+from ragdiff.core.labels.yaml_edits import map_grade
 
 CONTEXT = 4  # lines kept either side of a mark's own edits when its patch is cut from the round's text
 
@@ -82,7 +82,7 @@ def _patches(text: str, edits: list[list[tuple[int, int, str]]], lines_before: i
     for own in edits:
         done += own
         after = _applied(text, start, end, done)
-        patch = _patch(before, after)
+        patch = line_patch(before, after)
         patch["at"] += lines_before
         out.append(patch)
         before = after

@@ -19,9 +19,9 @@ import polars as pl
 from ragdiff.core import vocab
 from ragdiff.core.labels.atomic import changed_lines
 from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc, check_grade
-from ragdiff.core.labels.edits import _lines, _newline
+from ragdiff.core.labels.edits import newline_of, text_lines
 from ragdiff.core.labels.errors import LabelFormatError
-from ragdiff.core.labels.yaml_doc import map_grade
+from ragdiff.core.labels.yaml_edits import map_grade
 from ragdiff.core.textio import FIELD_CLASS, SPACE, SPACE_CLASS, odd_space
 
 # a line's pieces, separators kept, split by trec_eval's white space (textio.SPACE) as the reader splits it
@@ -118,7 +118,7 @@ class QrelsDoc(LabelDoc):
         old_part, new_part = t[start:end_old], new_text[start:end_new]
         if isinstance(self, BeirDoc) and new_part.lower().startswith("query-id"):
             return None  # a fragment's first line would be read as a header, the file's line `first` not
-        n_old = len(_lines(old_part))  # physical lines replaced (the last may lack its newline)
+        n_old = len(text_lines(old_part))  # physical lines replaced (the last may lack its newline)
         delta = new_part.count("\n") - old_part.count("\n")  # how far the lines after them move
         try:
             part = type(self)(self.path, new_part) if new_part.strip() else None
@@ -184,7 +184,7 @@ class QrelsDoc(LabelDoc):
         return "it holds a NUL" if "\x00" in s else None
 
     def line_starts(self) -> np.ndarray:
-        """Where each physical line starts (line n at [n - 1]), as `_lines` splits the text: on \\n, a last
+        """Where each physical line starts (line n at [n - 1]), as `text_lines` splits the text: on \\n, a last
         line without one counted. Worked out once per file; a reparse shifts it instead."""
         if self._starts is None:
             self._starts = _starts_of(self.text)
@@ -243,7 +243,7 @@ class QrelsDoc(LabelDoc):
             ta, tb = self._span(at - 1)
             template = t[ta:tb]
         body = self._new_row(template, qid, chunk, g)
-        nl = _newline(t)
+        nl = newline_of(t)
         pos = at if at is not None else count
         if pos == count and count and not t.endswith("\n"):
             return t + nl + body, notes

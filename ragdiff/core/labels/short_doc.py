@@ -11,10 +11,10 @@ from pathlib import Path
 
 from ragdiff.core import vocab
 from ragdiff.core.labels.document import LabelDoc, check_unique_here, read_chunks
-from ragdiff.core.labels.edits import _Edits
+from ragdiff.core.labels.edits import SpanEdits
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.spans import MappingNode, ScalarNode, SequenceNode, is_null, to_node
-from ragdiff.core.labels.yaml_doc import graded_items, item_id, map_grade, quote_counts
+from ragdiff.core.labels.yaml_edits import graded_items, item_id, map_grade, quote_counts
 
 
 class ShortDoc(LabelDoc):
@@ -48,7 +48,7 @@ class ShortDoc(LabelDoc):
     def quote_style(self) -> str | None:
         return None if self.fmt == "json" else quote_counts(v for _k, v in self.values.values())
 
-    def kv_sep(self, ed: _Edits) -> str:
+    def kv_sep(self, ed: SpanEdits) -> str:
         """The file's own `key: value` separator (the last one on one line), for new map items."""
         for k, v in reversed(self.root.value):
             sep = self.text[k.end_mark.index : v.start_mark.index]
@@ -66,13 +66,13 @@ class ShortDoc(LabelDoc):
         self._plan(ed, qid, chunk, label, grade)
         return ed.result(), ed.notes
 
-    def editor(self) -> _Edits:
-        ed = _Edits(self.text, "json" if self.fmt == "json" else "yaml", self.quote_style(),
+    def editor(self) -> SpanEdits:
+        ed = SpanEdits(self.text, "json" if self.fmt == "json" else "yaml", self.quote_style(),
                     ascii_only=self.text.isascii())
         ed.default_kv = self.kv_sep(ed)
         return ed
 
-    def _plan(self, ed: _Edits, qid: str, chunk: str, label: str, grade: int | None) -> None:
+    def _plan(self, ed: SpanEdits, qid: str, chunk: str, label: str, grade: int | None) -> None:
         key, val = (to_node(n) for n in self.values[qid])
         if val.is_null():
             if label == "none":
