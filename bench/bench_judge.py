@@ -78,7 +78,7 @@ def main() -> int:
 async def measure(app_class, paths: dict[str, Path], depth: int) -> dict:
     from ragdiff.app.app import ReviewInputs
     from ragdiff.app.judge import JudgeScreen
-    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.metrics.specs import EvalSettings
     from textual.worker import WorkerState
 
     app = app_class(ReviewInputs(run_a=paths["a"], run_b=paths["b"], gold=paths["gold"],

@@ -31,7 +31,7 @@ from bench_review import generate  # noqa: E402
 
 from ragdiff.app.app import ReviewApp, ReviewInputs  # noqa: E402
 from ragdiff.app.widgets.ranked_list import RankedList  # noqa: E402
-from ragdiff.core.metrics import EvalSettings  # noqa: E402
+from ragdiff.core.metrics.specs import EvalSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

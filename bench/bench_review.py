@@ -48,7 +48,7 @@ sys.path.insert(0, str(_tree()))
 
 from bench_judge import open_judge  # noqa: E402 - beside this file
 from ragdiff.app.app import ReviewApp, ReviewInputs  # noqa: E402
-from ragdiff.core.metrics import EvalSettings  # noqa: E402
+from ragdiff.core.metrics.specs import EvalSettings  # noqa: E402
 
 
 def generate(folder: Path, queries: int, depth: int, seed: int = 20250806, reuse: bool = False) -> dict[str, Path]:
@@ -119,8 +119,8 @@ def stamp_phases(stamps: dict[str, tuple[float, float]]) -> None:
     """Record into `stamps` (phase -> (perf_counter, process_time), the first time each phase is reached) the
     loading worker's steps: wraps the loaders and the model's constructor where the app's worker finds them."""
     import ragdiff.app.loading as app_module
-    import ragdiff.core.gold as gold_module
-    import ragdiff.core.runs as runs_module
+    import ragdiff.core.labels.gold as gold_module
+    import ragdiff.core.io.runs as runs_module
 
     def mark(name: str) -> None:
         stamps.setdefault(name, (time.perf_counter(), time.process_time()))

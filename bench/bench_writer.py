@@ -76,7 +76,7 @@ def trial_set(folder: Path, queries: int = 30) -> dict[str, Path]:
 
 def flood(gold: Path, decisions: int, seed: int) -> dict:
     from ragdiff.app.session import LabelSession, Target
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
 
     queries = load_gold(gold).queries.get_column("query_id").to_list()
     rng = random.Random(seed)
@@ -112,7 +112,7 @@ def flood(gold: Path, decisions: int, seed: int) -> dict:
 
 def judge_quit(folder: Path) -> dict:
     from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
 
     paths = trial_set(folder)
     times: dict[str, float] = {}

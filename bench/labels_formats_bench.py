@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 DRIVER = r"""
 import gc, json, statistics, sys, time
 from pathlib import Path
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels.reader import parse_document
 from ragdiff.core.labels.spans import compose_json, compose_yaml
 folder, repeat = Path(sys.argv[1]), int(sys.argv[2])

@@ -386,12 +386,12 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     t0 = time.perf_counter()
     import polars as pl
 
-    from ragdiff.core import runs as runs_mod
-    from ragdiff.core.diff import compare
-    from ragdiff.core.metrics import default_metrics
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core import stats as stats_mod
+    from ragdiff.core.io import runs as runs_mod
+    from ragdiff.core.metrics.diff import compare
+    from ragdiff.core.metrics.specs import default_metrics
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics import stats as stats_mod
 
     def lap(label, fn):
         t = time.perf_counter()
@@ -416,7 +416,7 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     ev_a = lap(f"evaluate(run_a), {len(metrics)} metrics at k={K}, depth={depth}",
                lambda: evaluate(run_a, gold, settings, metrics))
     ev_b = lap("evaluate(run_b)", lambda: evaluate(run_b, gold, settings, metrics))
-    import ragdiff.core.diff as diff_mod
+    import ragdiff.core.metrics.diff as diff_mod
 
     spent = {"paired_tests": 0.0, "_overlap": 0.0}
     originals = {"paired_tests": stats_mod.paired_tests, "_overlap": diff_mod._overlap}
@@ -454,7 +454,7 @@ if mode == "whole":  # the baseline: every line parsed into a dict
     text = corpus[chunk_id]["text"]
     first = time.perf_counter() - t
 elif mode == "core":
-    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.io.corpus import Corpus
     corpus = Corpus(path)
     text = corpus.get(chunk_id).text
     first = time.perf_counter() - t
@@ -487,7 +487,7 @@ def corpus_bench(n: int, seed: int, repeat: int) -> str:
     lines = [f"### corpus: {n:,} chunks, {size:.0f} MiB JSONL; one chunk ({chunk}) read, median of {repeat}", "",
              "| reader | wall s | peak RSS MiB | index + first get (in-process s) |", "|---|---:|---:|---:|"]
     modes = [("whole", "json.loads of every line into a dict (baseline)"),
-             ("core", "ragdiff.core.corpus.Corpus (offset index, seek)"),
+             ("core", "ragdiff.core.io.corpus.Corpus (offset index, seek)"),
              ("app", "ragdiff.app.corpus.CorpusIndex (offset index, seek)")]
     for mode, label in modes:
         got = []

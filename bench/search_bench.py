@@ -27,7 +27,7 @@ from bm25_bench import synthetic  # noqa: E402
 def measure(corpus: Path, searches: int, seed: int = 5) -> dict:
     from ragdiff.app.corpus import CorpusIndex
     from ragdiff.app.corpus_search import CorpusSearch
-    from ragdiff.core.pool import search_corpus
+    from ragdiff.core.judge.pool import search_corpus
 
     index = CorpusIndex(corpus)
     index.build()

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from ragdiff.app.app import ReviewApp, ReviewInputs  # noqa: E402
-from ragdiff.core.metrics import EvalSettings  # noqa: E402
+from ragdiff.core.metrics.specs import EvalSettings  # noqa: E402
 
 FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
 SHOTS = (

@@ -1,4 +1,4 @@
-"""`ragdiff labels agree A B` (core/agreement.py): overlap, agreement, Cohen's kappa and weighted kappa, checked
+"""`ragdiff labels agree A B` (core/judge/agreement.py): overlap, agreement, Cohen's kappa and weighted kappa, checked
 against a plain reference and scikit-learn's cohen_kappa_score; the disagreements; diff's verdict under each."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import yaml
 from sklearn.metrics import cohen_kappa_score
 
 from ragdiff.cli.main import main
-from ragdiff.core.agreement import agree
-from ragdiff.core.gold import load_gold
+from ragdiff.core.judge.agreement import agree
+from ragdiff.core.labels.gold import load_gold
 
 
 def write_labels(path, grades: dict[tuple[str, str], int | str]) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
 from ragdiff.app.model import ReviewModel
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 

@@ -10,7 +10,7 @@ import pytest
 
 from ragdiff.app.judge import JudgeScreen
 from ragdiff.app.session import LabelSession
-from ragdiff.core.pool import JudgeQueue
+from ragdiff.core.judge.pool import JudgeQueue
 
 from conftest import settle
 from test_app_keys import journal, keys_taken, post_keys, type_fast
@@ -179,7 +179,7 @@ async def test_quitting_while_the_queue_is_built_acts_at_once_and_every_file_is_
     nothing of it."""
     import asyncio
 
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.labels import TEMP_SUFFIX
 
     app, release, builds = held_review(lesson, monkeypatch, gates)
@@ -382,7 +382,7 @@ async def test_a_flag_written_while_the_queue_is_built_reaches_it(lesson, settle
     the worker has read the flags file and is building: the queue, built without it, still shows it flagged —
     the flag's MarkDone carries it (before, apply took only Changes: the flag was missed until a restart)."""
     from ragdiff.app.session import Target
-    from ragdiff.core import pool
+    from ragdiff.core.judge import pool
 
     release, builds = gates(), []
     held_build(monkeypatch, release, builds)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ragdiff.app.judge import JudgeScreen
 from ragdiff.core import vocab
-from ragdiff.core.gold import load_gold
-from ragdiff.core.pool import JudgeQueue
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.judge.pool import JudgeQueue
 
 from test_app_keys import journal, type_fast
 from test_app_pilot import SIZE, lesson_app

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 from held_quit import quit_while_held
 
@@ -22,7 +22,7 @@ LESSON = Path(__file__).parent / "data" / "lesson"
 HELD = textwrap.dedent("""\
     import sys, time
     from pathlib import Path
-    from ragdiff.core.pool import JudgeQueue
+    from ragdiff.core.judge.pool import JudgeQueue
     real = JudgeQueue.build.__func__
     started, release = Path(sys.argv[1]), Path(sys.argv[2])
     def held(cls, *args, **kwargs):

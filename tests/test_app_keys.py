@@ -21,7 +21,7 @@ from ragdiff.app.model import ReviewModel
 from ragdiff.app.session import LabelSession
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
-from ragdiff.core.journal import journal_path
+from ragdiff.core.labels.journal import journal_path
 
 from conftest import settle
 from test_app_pilot import SIZE, lesson_app, sample_app
@@ -283,12 +283,12 @@ async def test_k_held_down_with_next_and_marks_typed_fast(sample_runs, tmp_path,
     flip, so the order the app shows at a k does not depend on when a mark's write comes back."""
     import math
 
-    from ragdiff.core.metrics import default_metrics
-    from ragdiff.core.diff import flips
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.metrics.specs import default_metrics
+    from ragdiff.core.metrics.diff import flips
+    from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.labels import LabelFile, Mark
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.io.runs import load_run
 
     folder = demo_copy(sample_runs, tmp_path)
     oracle = tmp_path / "oracle"

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 from test_app_keys import demo_copy, ops, results, type_fast
 from test_app_pilot import sample_app

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 from held_quit import quit_while_held
 
@@ -32,7 +32,7 @@ HELD = textwrap.dedent("""\
             time.sleep(0.02)
 
     if where == "read":
-        import ragdiff.core.runs as runs
+        import ragdiff.core.io.runs as runs
         real_run = runs.load_run
         def load_run(*args, **kwargs):
             hold()

@@ -20,11 +20,11 @@ from ragdiff.app import model as model_module
 from ragdiff.app.session import LabelSession
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
-from ragdiff.core.diff import flips
-from ragdiff.core.gold import load_gold
+from ragdiff.core.metrics.diff import flips
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
-from ragdiff.core.metrics import EvalSettings, evaluate
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.io.runs import load_run
 
 from conftest import settle
 from test_app_keys import demo_copy, ops, results, send_keys

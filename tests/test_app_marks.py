@@ -9,12 +9,12 @@ import os
 
 import pytest
 
-from ragdiff.core.metrics import default_metrics
+from ragdiff.core.metrics.specs import default_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
-from ragdiff.core.gold import load_gold
-from ragdiff.core.journal import Journal, journal_path
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.labels.journal import Journal, journal_path
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import load_run
 
 from test_app_pilot import SIZE, lesson_app
 

@@ -14,10 +14,10 @@ from ragdiff.app.corpus import CorpusIndex
 from ragdiff.app.model import FILTERS, ReviewModel
 from ragdiff.app.query_labels import labels_frame
 from ragdiff.app.text import clean, literal, mark_words, query_words
-from ragdiff.core.diff import flips
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.diff import flips
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.io.runs import load_run
 
 
 def make_model(paths, k=3, depth=50):
@@ -152,7 +152,7 @@ def test_query_words_marked_on_the_texts_own_characters_when_folding_changes_len
 
 def test_hits_snippet_marks_stay_on_the_match_after_control_characters_are_made_visible():
     from ragdiff.app.judge import HitsScreen
-    from ragdiff.core.pool import Hit
+    from ragdiff.core.judge.pool import Hit
 
     snippet = "a\u202e\x9b refund"
     line = HitsScreen._snippet(Hit("c1", None, snippet, 1, ((snippet.index("refund"), len(snippet)),)), "bold")
@@ -222,9 +222,9 @@ def test_agent_run_says_which_search_found_a_chunk(tmp_path):
     import json
 
     from ragdiff.app.model import ReviewModel
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings
+    from ragdiff.core.io.runs import load_run
 
     (tmp_path / "gold.yaml").write_text("queries:\n  - id: q1\n    text: refund window\n    gold: [c3]\n")
     (tmp_path / "agent.jsonl").write_text(json.dumps({"query_id": "q1", "searches": [
@@ -243,9 +243,9 @@ def test_which_k_curve_is_recall_at_every_k(tmp_path):
     from pathlib import Path
 
     from ragdiff.app.model import ReviewModel
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+    from ragdiff.core.io.runs import load_run
 
     folder = Path(__file__).parent.parent / "sample_runs"
     gold = load_gold(folder / "gold.yaml")
@@ -322,7 +322,7 @@ def test_header_and_rows_are_the_cores_numbers_at_every_k_after_marks(sample_run
     import math
     import shutil
 
-    from ragdiff.core.metrics import default_metrics
+    from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.labels import LabelFile, Mark
 
     for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml"):
@@ -489,7 +489,7 @@ def test_one_flips_rule_for_the_core_and_the_review(lesson, monkeypatch, k):
     """diff.flips_of is the one home of the flips' rule: `ragdiff diff`'s flips and the review's view at k
     both read it (the review's view_at restated it on its own hit arrays). A changed rule (here: the runs'
     parts swapped) changes both."""
-    from ragdiff.core import diff
+    from ragdiff.core.metrics import diff
 
     model = make_model(lesson, k=k)
     ev_a = evaluate(model.run_a, model.gold, model.settings, model.metrics)

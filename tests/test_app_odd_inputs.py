@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from ragdiff.app.app import ReviewApp, ReviewInputs
 from ragdiff.app.text import fit
 from ragdiff.app.widgets.ranked_list import RankedList
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 from conftest import widget_lines
 

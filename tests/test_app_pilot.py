@@ -8,10 +8,10 @@ from ragdiff.app.app import ReviewApp, ReviewInputs
 from ragdiff.app.widgets.header import short, signed
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
-from ragdiff.core.diff import flips
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.diff import flips
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.io.runs import load_run
 
 SIZE = (140, 40)
 
@@ -42,7 +42,7 @@ def rows(app, side) -> list[str]:
 def core_numbers(paths, k, depth=50):
     gold = load_gold(paths["gold"])
     settings = EvalSettings(k=k, depth=depth)
-    from ragdiff.core.metrics import default_metrics
+    from ragdiff.core.metrics.specs import default_metrics
 
     metrics = default_metrics(k, depth, "header")
     ev_a = evaluate(load_run(paths["a"]), gold, settings, metrics)
@@ -361,8 +361,8 @@ async def test_no_cyclic_collection_until_the_first_screen_then_one_before_the_f
     import weakref
 
     import ragdiff.app.loading as app_module
-    import ragdiff.core.gold as gold_module
-    import ragdiff.core.runs as runs_module
+    import ragdiff.core.labels.gold as gold_module
+    import ragdiff.core.io.runs as runs_module
 
     seen: dict[str, list[bool]] = {}
 

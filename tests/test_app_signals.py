@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 LESSON = Path(__file__).parent / "data" / "lesson"
 

@@ -4,7 +4,7 @@ after checking the look by eye; the SVGs live in tests/__snapshots__/."""
 from __future__ import annotations
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 import shutil
 

@@ -15,9 +15,9 @@ from ragdiff.app import model as model_module
 from ragdiff.app.model import ReviewModel
 from ragdiff.app.session import LabelSession
 from ragdiff.app.widgets.query_list import QueryList
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings
+from ragdiff.core.io.runs import load_run
 
 from conftest import settle
 from test_app_keys import demo_copy, ops, results, send_keys

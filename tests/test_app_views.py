@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 SIZE = (140, 40)
 

@@ -10,7 +10,7 @@ import pytest
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
 from ragdiff.app.widgets.which_k import legend, no_gap
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 from conftest import screen_lines
 

@@ -64,7 +64,7 @@ def test_the_check_is_one_function_every_command_can_call():
     """New commands (judge, report, run) call the same check on the settings they build."""
     from ragdiff.cli.common import check_settings
     from ragdiff.core.errors import UsageError
-    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.metrics.specs import EvalSettings
 
     assert check_settings(EvalSettings(k=5, depth=5)) == EvalSettings(k=5, depth=5)
     for bad, words in ((EvalSettings(k=9, depth=3), "-k 9 is above --depth 3"),

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import load_run
 
 HERE = Path(__file__).parent / "conformance"
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ragdiff.core.corpus import Corpus
+from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
 
 

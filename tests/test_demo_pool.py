@@ -8,10 +8,10 @@ import shutil
 
 from ragdiff.cli import review_cmd
 from ragdiff.cli.review_cmd import DEMO_FILES, HELD_BACK, hold_back
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.io.runs import load_run
 
 from conftest import settle
 from test_app_keys import type_fast

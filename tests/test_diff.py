@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.diff import Diff, compare, flips, jaccard, paired, rbo
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, Metric, default_metrics, evaluate
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.diff import Diff, compare, flips, jaccard, paired, rbo
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.io.runs import load_run
 
 DATA = Path(__file__).parent / "data" / "diff"
 
@@ -328,9 +328,9 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
     import json
     import random
 
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.io.runs import load_run
 
     rng = random.Random(3)
     pool = [f"c{i}" for i in range(40)]
@@ -357,9 +357,9 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
 def _overlap_of_trec_lists(tmp_path, lists: dict, relevant: str, k: int, depth: int) -> dict:
     """compare()'s overlap per query of two TREC runs written from `lists` (query -> (A's list, B's list)), one
     relevant chunk per query: query -> (jaccard, rbo, rbo_k)."""
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.io.runs import load_run
 
     longest = max((len(x) for pair in lists.values() for x in pair), default=0)
 
@@ -383,7 +383,7 @@ def test_overlap_of_deep_lists_equals_rbo_of_the_whole_lists(tmp_path):
     of uneven lengths, and with shared chunks deep down."""
     import random
 
-    from ragdiff.core.diff import RBO_RANKS
+    from ragdiff.core.metrics.diff import RBO_RANKS
 
     assert 20 < RBO_RANKS < 1000
     rng = random.Random(11)
@@ -424,7 +424,7 @@ def test_overlap_is_exact_when_chunk_hashes_collide(tmp_path, monkeypatch, colli
     import numpy as np
     import polars as pl
 
-    from ragdiff.core import diff as diff_module
+    from ragdiff.core.metrics import diff as diff_module
 
     hashes = {"constant": lambda e: pl.lit(7, dtype=pl.UInt64).repeat_by(e.len()).explode(),
               "length": lambda e: e.str.len_bytes().cast(pl.UInt64),
@@ -465,7 +465,7 @@ def test_diff_metrics_option(capsys):
 def test_diff_says_the_smallest_detectable_change(capsys, sample_runs):
     """DESIGN: 'with 67 queries, changes under ±0.06 recall@5 (4 queries) are inside the noise' — from the
     observed per-query differences, seeded, in the metric's units and in queries."""
-    from ragdiff.core.stats import detectable_change
+    from ragdiff.core.metrics.stats import detectable_change
 
     argv = ["diff", str(sample_runs / "bm25.jsonl"), str(sample_runs / "rrf.jsonl"), "--gold",
             str(sample_runs / "gold.yaml"), "--json"]
@@ -533,8 +533,8 @@ def test_diff_says_when_unjudged_chunks_could_flip_the_verdict(capsys, tmp_path)
 def _unjudged_from_scratch(ev_a, ev_b, gold, diff):
     """The unjudged check by its definition: the lower run's unjudged chunks in the window made relevant in the
     gold set (`with_relevant`), both runs evaluated again from their files' rows, the same seeded test."""
-    from ragdiff.core.metrics import aligned_frame, unjudged_rows, with_relevant
-    from ragdiff.core.stats import paired_tests
+    from ragdiff.core.metrics.specs import aligned_frame, unjudged_rows, with_relevant
+    from ragdiff.core.metrics.stats import paired_tests
 
     settings = ev_a.settings
     order = pl.DataFrame({"query_id": diff.scored}, schema={"query_id": pl.String})

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.stats import EXACT_MAX, bootstrap_ci, exact_sign_flip_p, sign_flip_p
-from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
+from ragdiff.core.metrics.stats import EXACT_MAX, bootstrap_ci, exact_sign_flip_p, sign_flip_p
+from ragdiff.core.io.choices import DEFAULT_FLIPS, DEFAULT_SEED
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 RUNS = [str(SAMPLE / "bm25.jsonl"), str(SAMPLE / "dense.jsonl")]

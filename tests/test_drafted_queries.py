@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelConflictError, LabelFile
 
 SAMPLE_GOLD = Path(__file__).parent.parent / "ragdiff" / "sample_runs" / "gold.yaml"

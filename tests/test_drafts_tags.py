@@ -229,7 +229,7 @@ def _md_rows(text: str, heading: str) -> list[list[str]]:
 
 
 def test_diff_markdown_carries_the_tags_and_the_drafts_as_the_json_does(tmp_path, capsys, drafts):
-    from ragdiff.core.metrics import parse_metric
+    from ragdiff.core.metrics.specs import parse_metric
     from ragdiff.core.report.cells import cell_value
 
     gold = _drafted_and_tagged(tmp_path, drafts)

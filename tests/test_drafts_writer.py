@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
 
 GOLD = """\

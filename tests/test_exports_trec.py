@@ -12,8 +12,8 @@ import pytest
 
 from ragdiff.cli.main import main
 from ragdiff.core.report.trec_eval import trec_eval_name
-from ragdiff.core.metrics import parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.specs import parse_metric
+from ragdiff.core.io.runs import load_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

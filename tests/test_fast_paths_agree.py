@@ -8,10 +8,10 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, prepare, score
-from ragdiff.core.metrics_by_k import ByK
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, prepare, score
+from ragdiff.core.metrics.by_k import ByK
+from ragdiff.core.io.runs import load_run
 from tests.test_metrics_by_k import every_metric, same
 
 HEADER = ("recall", "mrr", "ndcg", "precision", "judged")  # the review header's families (no rprec/bpref join)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ragdiff.core import fmt
-from ragdiff.core.metrics import default_metrics, parse_metric
+from ragdiff.core.metrics.specs import default_metrics, parse_metric
 
 
 def test_styles():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, LabelFormatError, LabelWriteError, Mark, UnknownQueryError
 
 TESTS = Path(__file__).parent

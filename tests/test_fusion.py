@@ -1,4 +1,4 @@
-"""`ragdiff fuse` (core/fusion.py): every method x normalisation against ranx's definitions, re-implemented here
+"""`ragdiff fuse` (core/retrieval/fusion.py): every method x normalisation against ranx's definitions, re-implemented here
 plainly from ranx 0.3's source (ranx/normalization/*.py, ranx/fusion/*.py: dicts and loops, numpy's mean and std
 as ranx's numba code calls them); bench/fusion_vs_ranx.py compares against ranx itself. Then the shipped
 sample rrf.jsonl, --optimize's cross-validation, and the bad inputs."""
@@ -15,10 +15,10 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core import fusion
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.retrieval import fusion
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import load_run
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 

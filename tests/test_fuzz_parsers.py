@@ -10,10 +10,10 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.corpus import Corpus
+from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import load_gold
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.io.runs import load_run
 from counts import count
 
 EXAMPLES = count("RAGDIFF_FUZZ_EXAMPLES")

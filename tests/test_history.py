@@ -8,8 +8,8 @@ import pytest
 
 from ragdiff.cli.main import main
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import file_sha256
-from ragdiff.core.history import FIXED_COLUMNS, drops, load_history, sparkline
+from ragdiff.core.labels.gold import file_sha256
+from ragdiff.core.report.history import FIXED_COLUMNS, drops, load_history, sparkline
 
 DATA = Path(__file__).parent / "data" / "diff"
 LESSON = ["--gold", str(DATA / "lesson_gold.yaml"), "-k", "1", "--depth", "3"]
@@ -166,8 +166,8 @@ def test_sparkline():
 def test_the_gold_hash_of_a_beir_folder_is_its_labels_and_queries_only(tmp_path):
     """history flags a drop across a gold change by gold_sha256: a BEIR folder's gold set is the qrels split read
     and queries.jsonl; the corpus (hashed on its own), the label journal and the other splits are not it."""
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.journal import journal_path
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.labels.journal import journal_path
 
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
@@ -219,10 +219,10 @@ def test_a_history_that_cannot_be_written_is_bad_input(tmp_path, capsys):
 def test_a_row_holds_each_metric_exactly_as_eval_computed_it(tmp_path):
     """Correct to the last decimal: a logged number reads back as the same float, bit for bit (it was cut to
     10 significant digits: 0.5555555555555556 came back as 0.5555555556)."""
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.history import append_runs
-    from ragdiff.core.metrics import EvalSettings, evaluate
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.report.history import append_runs
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.io.runs import load_run
 
     gold = load_gold(DATA / "lesson_gold.yaml")
     ev = evaluate(load_run(DATA / "lesson_a.json"), gold, EvalSettings(k=3, depth=3))

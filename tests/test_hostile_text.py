@@ -86,7 +86,7 @@ def test_history_shows_the_hashes_it_reads_literally(hostile, tmp_path, capsys):
     log = tmp_path / "history.csv"
     assert main(["eval", str(run_a), "--gold", str(gold), "--log", str(log)]) == 0
     text = log.read_text()
-    from ragdiff.core.history import load_history
+    from ragdiff.core.report.history import load_history
 
     row = load_history(log).rows[0]
     log.write_text(text.replace(row.get("run_sha256"), "\x1b[2J\x1b[31mxx").replace(row.get("gold_sha256"), "\x07\x1b]0;t"))

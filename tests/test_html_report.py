@@ -128,8 +128,8 @@ def test_report_shows_every_flipped_query_side_by_side(tmp_path, capsys):
 
 
 def test_report_marks_labels_with_the_vocabulary_and_holds_chunk_text(tmp_path, capsys):
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.io.corpus import Corpus
+    from ragdiff.core.labels.gold import load_gold
 
     text, _ = report(tmp_path, capsys, "bm25", "dense")
     gold = load_gold(SAMPLE / "gold.yaml")

@@ -141,7 +141,7 @@ async def test_review_ids_at_every_width_from_80_to_160(sample_runs, tmp_path):
     """The review at every width from 80 to 160 columns (30 rows), a different query at each: the two run
     lists and the query list."""
     from ragdiff.app.app import ReviewApp, ReviewInputs
-    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.metrics.specs import EvalSettings
 
     folder = copy_runs(sample_runs, tmp_path)
     app = ReviewApp(ReviewInputs(run_a=folder / "bm25.jsonl", run_b=folder / "dense.jsonl", gold=folder / "gold.yaml",

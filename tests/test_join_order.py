@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import random
 
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, parse_metric, per_query_values, prepare, window_counts
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric, per_query_values, prepare, window_counts
+from ragdiff.core.io.runs import load_run
 
 
 def test_per_query_rows_are_in_gold_order_on_thousands_of_queries(tmp_path):

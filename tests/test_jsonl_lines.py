@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from ragdiff.core.drafts import read_drafts
-from ragdiff.core.pool import add_flag, read_flags
+from ragdiff.core.judge.drafts import read_drafts
+from ragdiff.core.judge.pool import add_flag, read_flags
 
 ODD = ["\u2028", "\u2029", "\u0085"]
 

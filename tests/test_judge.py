@@ -213,7 +213,7 @@ async def test_the_decision_that_finishes_a_query_writes_its_reviewed_date_and_n
     that leaves none of the query's pool unjudged; one line of its entry changes, the rest stays byte for byte."""
     from datetime import datetime, timezone
 
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
 
     folder = demo_copy(sample_runs, tmp_path)
     first, second = strip_judgments(folder / "gold.yaml", 2)
@@ -275,7 +275,7 @@ async def test_finishing_a_query_in_the_queue_inside_review_writes_its_date_too(
     """The same queue one key away in review (J) writes `reviewed:` the same way, and the review goes on."""
     from datetime import datetime, timezone
 
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
 
     async with queue_in_review(lesson, settled) as (app, pilot, screen):
         done, size = screen.queue.query_progress("q3")
@@ -322,7 +322,7 @@ async def test_the_queue_takes_each_outcome_once_whichever_screen_is_up(lesson, 
     queue when J was up (twice per decision); now the judgment store applies it once, and the queue hears it
     once, whichever screen is up."""
     from ragdiff.core.labels.store import Judgments
-    from ragdiff.core.pool import JudgeQueue
+    from ragdiff.core.judge.pool import JudgeQueue
 
     applied, heard = [], []
     real_apply, real_changed = Judgments.apply, JudgeQueue.changed
@@ -361,10 +361,10 @@ async def test_a_decision_that_changes_nothing_is_one_complete_journal_line(less
     and the queue does not keep it in flight."""
     from datetime import datetime, timezone
 
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.labels import LabelFile
-    from ragdiff.core.provenance import NO_CHANGE, history
-    from ragdiff.core.stale import CorpusCheck, stale_queries
+    from ragdiff.core.judge.provenance import NO_CHANGE, history
+    from ragdiff.core.judge.stale import CorpusCheck, stale_queries
 
     app = judge_app_of(lesson)
     async with app.run_test(size=SIZE) as pilot:

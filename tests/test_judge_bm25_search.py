@@ -8,8 +8,8 @@ import threading
 
 from ragdiff.app import corpus_search
 from ragdiff.app.judge import HitsScreen
-from ragdiff.core.bm25 import Bm25Index, run_bm25
-from ragdiff.core.pool import search_corpus
+from ragdiff.core.retrieval.bm25 import Bm25Index, run_bm25
+from ragdiff.core.judge.pool import search_corpus
 
 from test_app_keys import demo_copy, type_fast
 from test_app_pilot import SIZE

@@ -8,7 +8,7 @@ import json
 
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 from test_app_keys import demo_copy, journal, type_fast
 from test_app_pilot import SIZE

@@ -9,7 +9,7 @@ import json
 from ragdiff.app.widgets.chunk_view import ChunkView
 from ragdiff.app.widgets.pool_list import PoolList
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 from test_app_keys import demo_copy, type_fast
 from test_app_pilot import SIZE
@@ -64,8 +64,8 @@ async def test_accept_and_override_drafts_in_the_queue(sample_runs, tmp_path, ca
 def test_review_model_shows_drafts_as_proposals_and_never_scores_them(lesson):
     from ragdiff.app.model import ReviewModel
     from ragdiff.core.labels import LabelFile, Mark
-    from ragdiff.core.metrics import EvalSettings
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.metrics.specs import EvalSettings
+    from ragdiff.core.io.runs import load_run
 
     def model():
         return ReviewModel(load_run(lesson["a"]), load_run(lesson["b"]), load_gold(lesson["gold"]),

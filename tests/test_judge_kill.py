@@ -19,10 +19,10 @@ import textwrap
 import time
 from pathlib import Path
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.runs import load_run
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.io.runs import load_run
 
 from counts import count
 

@@ -25,8 +25,8 @@ import os  # noqa: E402
 import pytest  # noqa: E402
 
 from ragdiff.cli.main import main  # noqa: E402
-from ragdiff.core.gold import load_gold  # noqa: E402
-from ragdiff.core.journal import journal_path  # noqa: E402
+from ragdiff.core.labels.gold import load_gold  # noqa: E402
+from ragdiff.core.labels.journal import journal_path  # noqa: E402
 from ragdiff.core.labels import LabelFile, LabelFormatError, LabelWriteError, Mark  # noqa: E402
 
 

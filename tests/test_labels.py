@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.journal import journal_path
+from ragdiff.core.labels.journal import journal_path
 from ragdiff.core.labels.spans import compose_yaml, to_node
 from ragdiff.core.labels import (
     LabelConflictError,
@@ -360,13 +360,13 @@ def test_the_bom_is_spelled_once_in_the_package():
     import re
 
     import ragdiff
-    from ragdiff.core import textio
+    from ragdiff.core.io import textio
 
     assert textio.BOM == "\ufeff".encode("utf-8") and textio.BOM_CHAR == "\ufeff"
     spelled = re.compile(r"\\xef\\xbb\\xbf|BOM_UTF8|\\ufeff|\\N\{ZERO WIDTH NO-BREAK SPACE\}|\ufeff", re.IGNORECASE)
     root = Path(ragdiff.__file__).parent
     homes = sorted(str(f.relative_to(root)) for f in root.rglob("*.py") if spelled.search(f.read_text(encoding="utf-8")))
-    assert homes == ["core/textio.py"]
+    assert homes == ["core/io/textio.py"]
 
 
 def test_undo_works_across_restarts_and_walks_back(tmp_path):
@@ -636,9 +636,9 @@ def test_beir_golden(tmp_path, target):
 
 
 def test_load_gold_reads_what_was_written(tmp_path):
-    gold = pytest.importorskip("ragdiff.core.gold")
+    gold = pytest.importorskip("ragdiff.core.labels.gold")
     if not hasattr(gold, "load_gold"):
-        pytest.skip("ragdiff.core.gold.load_gold is not there yet")
+        pytest.skip("ragdiff.core.labels.gold.load_gold is not there yet")
     path = copy(tmp_path, "gold.yaml")
     gold.load_gold(path)  # the fixture itself loads
     lf = LabelFile(path)
@@ -668,7 +668,7 @@ def test_load_gold_reads_what_was_written(tmp_path):
 
 
 def test_hash_inside_an_id_stays_plain_and_reads_back(tmp_path):
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.labels import yaml_id
 
     assert yaml_id("json.dumps#0") == "json.dumps#0"

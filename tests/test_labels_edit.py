@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
-from ragdiff.core.journal import journal_path
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.labels.journal import journal_path
 from ragdiff.core.labels import LabelFile, Mark
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"

@@ -8,7 +8,7 @@ import pytest
 
 from ragdiff.cli.main import main
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 BLOCK = "  - text: hello\n  - id: w2\n    text: \"world: two\"\n    tags: [t]\n"
 

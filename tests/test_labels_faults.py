@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.journal import journal_path
+from ragdiff.core.labels.journal import journal_path
 from ragdiff.core.labels.spans import compose_yaml as _compose_yaml
 from ragdiff.core.labels import (
     TEMP_SUFFIX,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ragdiff.core.gold import load_gold
-from ragdiff.core.journal import Journal, journal_path
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.labels.journal import Journal, journal_path
 from ragdiff.core.labels import LabelFile, Mark
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, LabelFormatError, Mark, UnknownQueryError
 from ragdiff.core.labels.qrels_doc import QrelsDoc
 from ragdiff.core.labels.reader import parse_document

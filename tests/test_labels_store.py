@@ -8,11 +8,11 @@ from types import SimpleNamespace as Obj
 
 import pytest
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels.marks import UNJUDGED, Judgment
 from ragdiff.core.labels.store import Changed, Judgments
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.runs import load_run
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.io.runs import load_run
 
 
 def change(q, c, kind, grade=None):

@@ -17,7 +17,7 @@ import time
 import polars as pl
 import pytest
 
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from counts import count
 
 KILL_ITERATIONS = count("RAGDIFF_KILL_ITERATIONS")

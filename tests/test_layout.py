@@ -12,7 +12,7 @@ import pytest
 from ragdiff.app.app import THREE_PANES, ReviewApp, ReviewInputs
 from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import MIN_ID, RankedList
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 SIZES = [(80, 24), (100, 30), (140, 40), (200, 50)]
 FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")

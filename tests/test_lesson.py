@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import load_run
 
 LESSON = Path(__file__).parent / "data" / "lesson"
 

@@ -7,11 +7,11 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.corpus import Corpus
+from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import load_run
 
 
 def ranked(run, qid):
@@ -189,7 +189,7 @@ def test_escaped_surrogate_pairs_are_joined_and_lone_ones_refused(tmp_path):
 def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
     from polars.testing import assert_frame_equal
 
-    from ragdiff.core.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, ordered_frame
+    from ragdiff.core.io.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, ordered_frame
 
     import random
     rng = random.Random(5)
@@ -216,7 +216,7 @@ def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
 def test_the_fast_trec_reader_hands_every_faulty_line_to_the_general_path(tmp_path, line):
     """A short line, an empty field, a rank that is not a whole number >= 0, a score that is not a finite
     number: the fast reader declines the file, and the general path names the line."""
-    from ragdiff.core.runs import _load_plain_trec
+    from ragdiff.core.io.runs import _load_plain_trec
 
     p = tmp_path / "run.trec"
     p.write_text("".join(f"q{i} Q0 c{i} {i} 0.5 t\n" for i in range(300)) + line + "\n")

@@ -73,9 +73,9 @@ def test_other_os_errors_are_not_called_out_of_memory(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("untidy", ["tabs", "crlf", "blank line at the end"])
 def test_an_untidy_run_over_the_memory_limit_gives_the_in_memory_document(monkeypatch, capsys, tmp_path, untidy):
-    """Over the memory limit `eval` reads a TREC run in parts by itself (core/partitioned.py): a run with tabs,
+    """Over the memory limit `eval` reads a TREC run in parts by itself (core/metrics/partitioned.py): a run with tabs,
     CRLF or a blank line prints the JSON the in-memory reader prints, byte for byte."""
-    from ragdiff.core import partitioned
+    from ragdiff.core.metrics import partitioned
 
     lines = [f"q{q} Q0 c{(q * 7 + r) % 50} {r} {10 - r / 4} t" for q in range(1, 40) for r in range(1, 30)]
     run = tmp_path / "run.trec"

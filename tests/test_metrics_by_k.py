@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from ragdiff.core import metrics as core
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import SPECS, EvalSettings, Metric, prepare, score
-from ragdiff.core.metrics_by_k import ByK, kahan_running
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics import specs as core
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import SPECS, EvalSettings, Metric, prepare, score
+from ragdiff.core.metrics.by_k import ByK, kahan_running
+from ragdiff.core.io.runs import load_run
 
 SETTINGS = [
     {},
@@ -246,7 +246,7 @@ def test_counts_stepped_from_the_k_beside_equal_a_search(distinct):
     """`Ranked.upto(k)` found from the kept count at k - 1 or k + 1 equals the count searched anew, at every
     k of a walk, on stretches of every length (empty ones too); with two rows of one rank in a stretch
     (`distinct` False) it searches each k anew, which it must equal too."""
-    from ragdiff.core.metrics_by_k import Ranked
+    from ragdiff.core.metrics.by_k import Ranked
 
     rng = np.random.default_rng(11)
     lengths = rng.integers(0, 30, size=200).astype(np.int64)

@@ -9,12 +9,12 @@ import random
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core import partitioned
+from ragdiff.core.metrics import partitioned
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import load_gold
-from ragdiff.core.metrics import EvalSettings, Metric, default_metrics, evaluate
-from ragdiff.core.partitioned import evaluate_partitioned, too_big_for_memory
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.metrics.partitioned import evaluate_partitioned, too_big_for_memory
+from ragdiff.core.io.runs import load_run
 
 
 def write_case(folder, seed: int, queries: int = 60):
@@ -150,7 +150,7 @@ def test_a_repeated_chunk_is_named_as_in_memory(tmp_path, gap):
 
 
 def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
-    from ragdiff.core import runs
+    from ragdiff.core.io import runs
 
     texts = {
         "plain": "q1 Q0 a#1 1 1.0 t\nq1 Q0 b 2 0.5 t\n",
@@ -210,7 +210,7 @@ def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, ro
 def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_split_once(tmp_path, monkeypatch, text):
     """The in-memory reader's quick check lets these through to polars (which then refuses them); the in-parts
     reader finds them in its first pass, before it splits: the run is split once, from the plain copy."""
-    from ragdiff.core import runs
+    from ragdiff.core.io import runs
 
     (tmp_path / "run.trec").write_text(text)
     (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n")
@@ -384,7 +384,7 @@ def test_no_room_for_the_parts_is_said_as_that(tmp_path, separator):
     assert os.listdir(tmp_path / "tmp") == []  # nothing left behind
 
 
-# Every refusal of the in-memory TREC reader (core/runs.py: not_another_format, trec_lines, trec_refusals, the
+# Every refusal of the in-memory TREC reader (core/io/runs.py: not_another_format, trec_lines, trec_refusals, the
 # text checks and the repeat check), each as (lines put in at line 5, lines put in at line 11 of a good run, the
 # line the refusal names and its words). The line and words are written here, not taken from the readers (which
 # share those rules): a rule that changes in both fails here, not only one that differs between them.
@@ -452,7 +452,7 @@ def test_the_bad_line_search_names_the_in_memory_line_at_any_block_size(tmp_path
     """The in-parts reader searches a refused run a block of whole lines at a time (with polars, not a line at a
     time in Python): at any block size, bad lines in later blocks, behind blank lines, comments and a BOM, it
     names the line and words of the in-memory reader."""
-    from ragdiff.core.partitioned import _bad_line
+    from ragdiff.core.metrics.partitioned import _bad_line
 
     early, late, _line, words = _REFUSALS[refusal]
     lines = ["q0 Q0 d1 1 2.5 t", "", "# note", *_GOOD * 3]

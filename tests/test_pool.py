@@ -1,13 +1,13 @@
-"""The judging queue (ragdiff.core.pool): pool, order, progress, resume, corpus search, flags."""
+"""The judging queue (ragdiff.core.judge.pool): pool, order, progress, resume, corpus search, flags."""
 
 from __future__ import annotations
 
 import json
 import pytest
 
-from ragdiff.core.gold import load_gold
-from ragdiff.core.pool import JudgeQueue, Position, add_flag, read_flags, search_corpus
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.judge.pool import JudgeQueue, Position, add_flag, read_flags, search_corpus
+from ragdiff.core.io.runs import load_run
 
 
 def queue_of(lesson, depth=3):
@@ -260,7 +260,7 @@ def _grid_gold(tmp_path):
     import polars as pl
     from dataclasses import replace
 
-    from ragdiff.core.gold import JUDGMENT_SCHEMA
+    from ragdiff.core.labels.gold import JUDGMENT_SCHEMA
 
     (tmp_path / "gold.yaml").write_text("queries:\n  - id: q1\n    text: one\n    gold: [c0]\n")
     cells = [(level, grade) for level in _GRID_LEVELS for grade in _GRID_GRADES]
@@ -279,7 +279,7 @@ def test_the_judged_rule_is_the_same_for_one_judgment_and_for_frames(tmp_path):
     included (the three were written apart: metrics' `grade >= 0` dropped a null grade that the queue and
     kind_of called judged, and read a draft's or "none"'s grade as a judgment)."""
     from ragdiff.core import vocab
-    from ragdiff.core.metrics import judged_pairs
+    from ragdiff.core.metrics.specs import judged_pairs
 
     gold, cells, run = _grid_gold(tmp_path)
     one_at_a_time = {c for c, (level, grade) in cells.items() if vocab.kind_of(level, grade).judged}

@@ -1,4 +1,4 @@
-"""The judging queue's orders (core/pool_order.py) and the replay against a finished label file (core/pool_replay.py,
+"""The judging queue's orders (core/judge/pool_order.py) and the replay against a finished label file (core/judge/pool_replay.py,
 `ragdiff judge --simulate`)."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from ragdiff.cli.main import main
-from ragdiff.core.choices import POOL_ORDERS
-from ragdiff.core.gold import load_gold
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.pool_order import GoldModel, Pool, make_order
-from ragdiff.core.pool_replay import replay_pool, simulate
-from ragdiff.core.runs import load_run
+from ragdiff.core.io.choices import POOL_ORDERS
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.judge.pool_order import GoldModel, Pool, make_order
+from ragdiff.core.judge.pool_replay import replay_pool, simulate
+from ragdiff.core.io.runs import load_run
 
 RUNS = ("bm25", "dense", "rrf")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.journal import Journal, journal_path
+from ragdiff.core.labels.journal import Journal, journal_path
 from ragdiff.core.labels import LabelFile, Mark
 
 GOLD = """\

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, evaluate, parse_metric
-from ragdiff.core.runs import Run, _order
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.io.runs import Run, _order
 from counts import count
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

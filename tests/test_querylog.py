@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.runs import load_run
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.io.runs import load_run
 
 LOGS = Path(__file__).parent / "data" / "logs"
 

@@ -8,7 +8,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from ragdiff.cli.main import main
-from ragdiff.core.report.diff_doc import holm
+from ragdiff.core.metrics.holm import holm
 from test_diff import case, write_run
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"

@@ -11,10 +11,10 @@ import polars as pl
 
 from ragdiff.app.model import ReviewModel
 from ragdiff.core import vocab
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels.marks import UNJUDGED, Change, Judgment
-from ragdiff.core.metrics import EvalSettings
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.specs import EvalSettings
+from ragdiff.core.io.runs import load_run
 
 
 def test_a_mark_at_k_8_then_k_9_scores_as_a_fresh_model(sample_runs):

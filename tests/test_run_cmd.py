@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
-from ragdiff.core.history import append_runs, load_history
-from ragdiff.core.metrics import EvalSettings, evaluate
-from ragdiff.core.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.report.history import append_runs, load_history
+from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.io.runs import load_run
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE.parent / "sample_runs"

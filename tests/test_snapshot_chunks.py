@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragdiff.cli.main import main
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"
 CHUNK = "json.dumps#0"

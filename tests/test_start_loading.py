@@ -14,7 +14,7 @@ import pytest
 from ragdiff.cli.common import load_inputs, start_loading
 from ragdiff.cli.main import main
 from ragdiff.core.errors import InputError, UsageError
-from ragdiff.core.runs import load_run, start_run
+from ragdiff.core.io.runs import load_run, start_run
 
 
 def write_run(path: Path, rows: int = 600) -> Path:
@@ -97,7 +97,7 @@ def test_two_runs_are_read_early_one_after_the_other(tmp_path, monkeypatch):
     import threading
     import time
 
-    from ragdiff.core import runs
+    from ragdiff.core.io import runs
 
     events: list[tuple[str, str]] = []
     real = runs._plain_trec_query
@@ -192,7 +192,7 @@ def test_a_read_nobody_asks_for_ends_quietly(tmp_path):
     """A started read dropped unasked (another input failed, an interrupt) must not bring the process down when
     it ends: polars' own background query panicked then (a failed send) and aborted the process."""
     run_a = write_run(tmp_path / "a.trec", rows=200_000)
-    code = ("import gc, time; from ragdiff.core.runs import start_run; "
+    code = ("import gc, time; from ragdiff.core.io.runs import start_run; "
             f"p = start_run({str(run_a)!r}); assert p.started; del p; gc.collect(); time.sleep(1.5); print('alive')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (result.returncode, result.stdout.strip()) == (0, "alive"), result.stderr[-2000:]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragdiff.core.stats import bootstrap_ci, exact_sign_flip_p, paired_test, paired_tests, sign_flip_p
+from ragdiff.core.metrics.stats import bootstrap_ci, exact_sign_flip_p, paired_test, paired_tests, sign_flip_p
 
 
 def brute_force_p(d):
@@ -157,7 +157,7 @@ def test_a_matrix_of_metrics_gets_the_numbers_each_row_gets_alone():
 
 def _simulated_power(diffs, shift, resamples=1500, seed=99):
     """Resample the observed differences, centred and shifted, and run the real test on each resample."""
-    from ragdiff.core.stats import sign_flip_p
+    from ragdiff.core.metrics.stats import sign_flip_p
 
     d = np.asarray(diffs, dtype=float)
     rng = np.random.default_rng(seed)
@@ -168,7 +168,7 @@ def _simulated_power(diffs, shift, resamples=1500, seed=99):
 
 @pytest.mark.parametrize("case", ["recall-like n=67", "graded n=50", "skewed n=40"])
 def test_detectable_change_agrees_with_a_simulation(case):
-    from ragdiff.core.stats import DETECT_RESAMPLES, detectable_change
+    from ragdiff.core.metrics.stats import DETECT_RESAMPLES, detectable_change
 
     rng = np.random.default_rng(14)
     d = {"recall-like n=67": lambda: rng.choice([-1.0, 0.0, 1.0], size=67, p=[0.1, 0.8, 0.1]),
@@ -187,7 +187,7 @@ def test_detectable_change_agrees_with_a_simulation(case):
 
 
 def test_detectable_change_is_seeded_and_shared_across_rows():
-    from ragdiff.core.stats import detectable_change
+    from ragdiff.core.metrics.stats import detectable_change
 
     rng = np.random.default_rng(3)
     a, b = rng.normal(0, 0.3, size=60), rng.choice([-1.0, 0.0, 1.0], size=60)
@@ -200,7 +200,7 @@ def test_detectable_change_is_seeded_and_shared_across_rows():
 
 
 def test_paired_tests_without_the_interval_give_the_same_p_values():
-    from ragdiff.core.stats import paired_tests
+    from ragdiff.core.metrics.stats import paired_tests
 
     rng = np.random.default_rng(5)
     for n in (12, 60):  # exact and sampled
@@ -214,7 +214,7 @@ def test_paired_tests_without_the_interval_give_the_same_p_values():
 def test_sign_flip_p_kept_draws_are_the_fresh_ones():
     """The sign test keeps its random bits for the next test with the same seed, queries and flips (the
     unjudged check after the metrics), and draws big ones afresh: the same p-values every way."""
-    from ragdiff.core import stats
+    from ragdiff.core.metrics import stats
 
     rng = np.random.default_rng(3)
     d = np.round(rng.normal(0.02, 0.3, size=(2, 301)), 2)
@@ -262,7 +262,7 @@ def test_sign_bits_are_numpys_integers(seed, n, flips):
     """The sign test's bits, read off the generator's raw words, are rng.integers(0, 2, int8)'s in the same
     blocks, bit for bit: blocks whose bytes end inside a 32-bit word (n = 7, 4099), blocks that leave half a
     64-bit word for the next (n = 6 and 10 over several blocks)."""
-    from ragdiff.core.stats import _draw_bits
+    from ragdiff.core.metrics.stats import _draw_bits
 
     rng = np.random.default_rng(seed)
     # the blocks are part of the definition, written here and not taken from the module: an int8 draw starts
@@ -280,7 +280,7 @@ def test_the_p_values_and_intervals_are_the_ones_ragdiff_printed_before():
     the inputs below, printing `[float(p) for p in sign_flip_p(m, 40_000, SEED)]` and `bootstrap_ci(m, 5_000,
     SEED)`): the same inputs give the same numbers every run, so a changed block size (40,000 flips over 67
     queries are 3 blocks), stream, draw order or numpy generator fails here, not only in a byte comparison."""
-    from ragdiff.core import stats
+    from ragdiff.core.metrics import stats
 
     d = np.array([0.5, 1 / 3, -0.25, 1.0, -1.0, 0.2, 0.2, 1 / 3, -1 / 3, 0.1, 0.0, 0.75, -0.5, 0.25, 1 / 6, 0.6] * 4
                  + [0.3, -0.2, 0.1])
@@ -300,7 +300,7 @@ def test_detectable_jobs_in_their_buffers_are_fresh_arrays_to_the_last_bit(n, re
     each job run twice."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from ragdiff.core.stats import _shift_to_detect, detectable_jobs
+    from ragdiff.core.metrics.stats import _shift_to_detect, detectable_jobs
 
     rng = np.random.default_rng(n)
     d = np.vstack([rng.choice([-1.0, 0.0, 0.0, 1.0], size=n), rng.normal(0, 0.3, size=n),

@@ -19,10 +19,10 @@ import pytest
 
 from ragdiff.app.model import ReviewModel
 from ragdiff.core import vocab
-from ragdiff.core.gold import load_gold
+from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
-from ragdiff.core.metrics import EvalSettings, prepare, unjudged_in
-from ragdiff.core.runs import load_run
+from ragdiff.core.metrics.specs import EvalSettings, prepare, unjudged_in
+from ragdiff.core.io.runs import load_run
 
 GOLD = """queries:
   - id: q1
@@ -100,7 +100,7 @@ def test_an_unanswerable_query_is_listed_once_a_mark_makes_it_scored(files):
 def test_a_negative_grade_is_unjudged_in_every_place_that_draws_or_counts_it(files):
     from ragdiff.app.widgets.ranked_list import id_class, label_cell
     from ragdiff.core.report.html_page import _row
-    from ragdiff.core.pool import JudgeQueue
+    from ragdiff.core.judge.pool import JudgeQueue
 
     assert vocab.kind_of(vocab.NOT_RELEVANT, -1).name == vocab.UNJUDGED
     assert vocab.kind_of(vocab.NOT_RELEVANT, 0).name == vocab.NOT_RELEVANT

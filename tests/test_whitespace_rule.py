@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from ragdiff.cli.main import main
-from ragdiff.core import formats
-from ragdiff.core.gold import load_gold
-from ragdiff.core.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, load_run, ordered_frame, sniff_run_format
+from ragdiff.core.io import formats
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.io.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, load_run, ordered_frame, sniff_run_format
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import ODD_SPACE, SPACE, fields
+from ragdiff.core.io.textio import ODD_SPACE, SPACE, fields
 
 # characters Python's str.split() or the regex \s take as white space and trec_eval does not: never a column
 # break; an id holding one of the str.split() ones (ODD) is refused, the others (zero-width) are part of an id

@@ -54,7 +54,7 @@ from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core import vocab
-from ragdiff.core.metrics import EvalSettings
+from ragdiff.core.metrics.specs import EvalSettings
 
 TALL = 30  # from this height the chunk pane gets its full height
 

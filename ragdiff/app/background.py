@@ -49,14 +49,14 @@ class BackgroundWork:
 
     @work(thread=True, exclusive=True, group="corpus")
     def _index_corpus(self) -> None:
-        from ragdiff.core.gold import file_sha256
+        from ragdiff.core.labels.gold import file_sha256
 
         count = self.corpus.build()
         note = None
         recorded = self.model.gold.corpus_sha256
         if recorded and self.corpus.error is None and file_sha256(self.corpus.path) != recorded:
             from ragdiff.core.errors import InputError
-            from ragdiff.core.stale import chunk_check
+            from ragdiff.core.judge.stale import chunk_check
 
             try:  # with the chunk fingerprints, only a judged chunk that changed or vanished is worth a word
                 check = chunk_check(self.model.gold, self.corpus.path)

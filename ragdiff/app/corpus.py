@@ -1,4 +1,4 @@
-"""The chunk pane's view of the corpus: `ragdiff.core.corpus.Corpus` (an offset index, one line read on
+"""The chunk pane's view of the corpus: `ragdiff.core.io.corpus.Corpus` (an offset index, one line read on
 demand, an LRU cache) plus what the screen needs: is the index ready, and what went wrong, in words.
 
 `build()` runs in a worker thread; until it returns the pane says it is indexing, and a corpus that cannot
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragdiff.core.corpus import Chunk, Corpus
+from ragdiff.core.io.corpus import Chunk, Corpus
 from ragdiff.core.errors import InputError
 
 __all__ = ["Chunk", "CorpusIndex"]

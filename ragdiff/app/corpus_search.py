@@ -1,9 +1,9 @@
-"""The judging queue's `/`: corpus search results ranked with the BM25 index of `ragdiff bm25` (core/bm25.py),
+"""The judging queue's `/`: corpus search results ranked with the BM25 index of `ragdiff bm25` (core/retrieval/bm25.py),
 the same tokeniser, settings and order, so a chunk `/` finds first is the one `ragdiff bm25` would rank first.
 
 The index is built once per corpus, in a thread of its own, on the first `/` (or handed over: `judge --bm25`
 builds it for its run anyway); the screen keeps taking keys meanwhile. Until it is ready, or when it cannot be
-built, a search matches the words as substrings (`core.pool.search_corpus`), and the screen says so.
+built, a search matches the words as substrings (`core.judge.pool.search_corpus`), and the screen says so.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ragdiff.app.corpus import CorpusIndex
 from ragdiff.core.errors import InputError
-from ragdiff.core.pool import Hit, hit_of, search_corpus, word_patterns
+from ragdiff.core.judge.pool import Hit, hit_of, search_corpus, word_patterns
 
 LIMIT = 20  # results a search shows
 
@@ -28,7 +28,7 @@ class Found:
 class CorpusSearch:
     def __init__(self, corpus: CorpusIndex) -> None:
         self.corpus = corpus
-        self.index = None  # core.bm25.Bm25Index once built
+        self.index = None  # core.retrieval.bm25.Bm25Index once built
         self.error: str | None = None  # why it could not be built
         self._thread: threading.Thread | None = None
 
@@ -53,7 +53,7 @@ class CorpusSearch:
         return self.index is not None
 
     def _build(self) -> None:
-        from ragdiff.core.bm25 import Bm25Index
+        from ragdiff.core.retrieval.bm25 import Bm25Index
 
         try:
             self.index = Bm25Index(self.corpus.path)

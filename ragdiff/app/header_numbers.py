@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, compare
-from ragdiff.core.metrics import EvalSettings, Metric, RunEval
-from ragdiff.core.runs import Run
+from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT, compare
+from ragdiff.core.metrics.specs import EvalSettings, Metric, RunEval
+from ragdiff.core.io.runs import Run
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def header_of(runs: tuple[Run, Run], evals: tuple[RunEval, RunEval], gold_name: 
 
 
 def compute_verdicts(ev_a: RunEval, ev_b: RunEval) -> tuple[dict[str, tuple[float | None, str]], bool]:
-    """Per metric (p-value, verdict words) from `ragdiff.core.diff.compare`, and whether it is "by hand".
+    """Per metric (p-value, verdict words) from `ragdiff.core.metrics.diff.compare`, and whether it is "by hand".
 
     Slow on big inputs (a seeded sign-flip test per metric): the app runs it in a worker after the header's
     plain numbers are on screen.

@@ -5,7 +5,7 @@ the model's draft, s skip, ! flag for a second opinion); after each the queue mo
 queries. The chunk text takes most of the screen, with the query's words marked, and scrolls (j/k, space).
 `/` searches the corpus for a chunk no run returned, ranked by BM25 (app/corpus_search.py). A query a model drafted
 is kept (a) or dropped (d) before its chunks (app/drafted_query.py). The queue itself (pool, order, progress, resume) is
-`ragdiff.core.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
+`ragdiff.core.judge.pool.JudgeQueue`; this module only shows it and sends decisions to the label writer
 (`ragdiff.app.session.LabelSession`), whose Changes come back to `mark_done`.
 
 The same screen opens from `ragdiff review` (key `J`) on the query on screen, sharing the review's writer.
@@ -40,7 +40,7 @@ from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.status_line import StatusLine
 from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
-from ragdiff.core.pool import Hit, JudgeQueue, Position
+from ragdiff.core.judge.pool import Hit, JudgeQueue, Position
 
 # The pool list is as wide as its widest row (every id whole) within these bounds: never narrower than POOL_MIN
 # (nor than 40% of the screen, app.tcss), and the chunk text — the thing being judged — keeps TEXT_MIN columns
@@ -559,7 +559,7 @@ async def build_queue(runs: list, gold, pool: int, label_path: Path, post, store
     The build (1-2 s at 10,000 queries) is `detached`: quitting meanwhile does not wait for it. The flags file is
     read there too; a flag whose write is still under way then (its line torn or not yet there) reaches the
     queue as its MarkDone, which comes after J."""
-    from ragdiff.core.pool import read_flags
+    from ragdiff.core.judge.pool import read_flags
 
     built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path), store=store),
                            "ragdiff-judge-queue")
@@ -593,7 +593,7 @@ class JudgeInputs:
     run_format: str | None = None
     gold_format: str | None = None
     reviewer: str | None = None
-    bm25: bool = False  # pool a BM25 run over the corpus too (core/bm25.py), made here, no file
+    bm25: bool = False  # pool a BM25 run over the corpus too (core/retrieval/bm25.py), made here, no file
 
 
 class JudgeApp(OrderedKeysApp):
@@ -629,9 +629,9 @@ class JudgeApp(OrderedKeysApp):
             self._open(*loaded)
 
     def _read_inputs(self) -> tuple[JudgeQueue, str]:
-        from ragdiff.core.gold import load_gold
-        from ragdiff.core.pool import read_flags
-        from ragdiff.core.runs import load_run
+        from ragdiff.core.labels.gold import load_gold
+        from ragdiff.core.judge.pool import read_flags
+        from ragdiff.core.io.runs import load_run
 
         inputs = self.inputs
         gold = load_gold(inputs.gold, inputs.gold_format)
@@ -639,7 +639,7 @@ class JudgeApp(OrderedKeysApp):
             self.corpus = CorpusIndex(gold.recorded_corpus())
         runs = [load_run(path, inputs.run_format) for path in inputs.runs]
         if inputs.bm25 and inputs.corpus is not None:
-            from ragdiff.core.bm25 import Bm25Index, bm25_run
+            from ragdiff.core.retrieval.bm25 import Bm25Index, bm25_run
 
             index = Bm25Index(inputs.corpus)
             runs.append(bm25_run(gold, inputs.corpus, inputs.pool, index))

@@ -35,8 +35,8 @@ class Loading:
 
     def _read_inputs(self) -> Loaded | LoadFailed:
         from ragdiff.core.errors import InputError
-        from ragdiff.core.gold import load_gold
-        from ragdiff.core.runs import load_run
+        from ragdiff.core.labels.gold import load_gold
+        from ragdiff.core.io.runs import load_run
 
         inputs = self.inputs
         started = time.perf_counter()

@@ -80,7 +80,7 @@ class MarkDone(Message):
 class QueueBuilt(Message):
     """The judging queue (J) built in a worker; or why not (the app keeps the query it opens at)."""
 
-    queue: Any  # ragdiff.core.pool.JudgeQueue, None when it failed
+    queue: Any  # ragdiff.core.judge.pool.JudgeQueue, None when it failed
     error: str | None = None
 
 

@@ -17,12 +17,12 @@ import polars as pl
 from ragdiff.app.header_numbers import Header, compute_verdicts, header_of, without_lists
 from ragdiff.app.query_labels import QueryLabels, labels_frame
 from ragdiff.app.views import Basis, KView, unjudged_rows_of, unjudged_tables, view_at
-from ragdiff.core.gold import Gold
+from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.store import Judgments, stretches
-from ragdiff.core.metrics import (EvalSettings, PreparedRun, RunEval, aligned_frame, default_metrics, judged_pairs,
+from ragdiff.core.metrics.specs import (EvalSettings, PreparedRun, RunEval, aligned_frame, default_metrics, judged_pairs,
                                   prepare, recall_curve)
-from ragdiff.core.metrics_by_k import ByK, Ranked
-from ragdiff.core.runs import Run
+from ragdiff.core.metrics.by_k import ByK, Ranked
+from ragdiff.core.io.runs import Run
 
 FILTERS: tuple[tuple[str, str], ...] = (
     ("all", "all"),

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from ragdiff.core.gold import Gold
+from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.store import Judgments
 
 Labels = tuple[dict[str, tuple[str, int, bool]], list[tuple[str, int, str]]]

@@ -293,7 +293,7 @@ class LabelSession:
         return f"{head} · saved to {self.path.name}"
 
     def _flag(self, target: Target) -> MarkDone:
-        from ragdiff.core.pool import add_flag
+        from ragdiff.core.judge.pool import add_flag
 
         self._labels()
         path = add_flag(self.path, target.query_id, target.chunk_id, self._file.reviewer)

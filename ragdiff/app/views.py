@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import polars as pl
 
-from ragdiff.core import diff as core_diff
-from ragdiff.core.metrics import EvalSettings, PreparedRun, RunEval, default_metrics, rows_without
-from ragdiff.core.metrics_by_k import ByK, Ranked
+from ragdiff.core.metrics import diff as core_diff
+from ragdiff.core.metrics.specs import EvalSettings, PreparedRun, RunEval, default_metrics, rows_without
+from ragdiff.core.metrics.by_k import ByK, Ranked
 
 
 # slots, not frozen: set_k makes one per query (10,000 frozen ones cost ~10 ms of CPU per k, these ~1 ms)

@@ -1,5 +1,5 @@
 """`ragdiff bm25 GOLD --corpus C [--depth 50] -o bm25.jsonl`: a BM25 run over the corpus for the label file's
-queries, to pool beside the team's own retriever (core/bm25.py)."""
+queries, to pool beside the team's own retriever (core/retrieval/bm25.py)."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def add_parser(subparsers) -> None:
 
 
 def run_bm25(args: argparse.Namespace) -> int:
-    from ragdiff.core import bm25
-    from ragdiff.core.gold import file_sha256, load_gold
-    from ragdiff.core.textio import check_file, check_not_input, write_file
+    from ragdiff.core.retrieval import bm25
+    from ragdiff.core.labels.gold import file_sha256, load_gold
+    from ragdiff.core.io.textio import check_file, check_not_input, write_file
     from ragdiff.core.visible import visible
 
     if args.output.suffix.lower() != ".jsonl":

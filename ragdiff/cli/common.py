@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 
 # polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
 # --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
-from ragdiff.core.choices import GOLD_FORMATS, RUN_FORMATS
+from ragdiff.core.io.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 from ragdiff.core.vocab import SCORING_LEVELS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.gold import Gold
-    from ragdiff.core.metrics import EvalSettings, Metric
-    from ragdiff.core.runs import PendingRun, Run
+    from ragdiff.core.io.corpus import Corpus
+    from ragdiff.core.labels.gold import Gold
+    from ragdiff.core.metrics.specs import EvalSettings, Metric
+    from ragdiff.core.io.runs import PendingRun, Run
 
 
 def whole_number(minimum: int):
@@ -43,7 +43,7 @@ positive_int = whole_number(1)
 
 
 def metric_list(text: str) -> list[Metric]:
-    from ragdiff.core.metrics import parse_metric
+    from ragdiff.core.metrics.specs import parse_metric
 
     try:
         return [parse_metric(part) for part in text.split(",") if part.strip()]
@@ -115,7 +115,7 @@ def check_settings(settings: EvalSettings) -> EvalSettings:
 
 def settings_from(args: argparse.Namespace) -> EvalSettings:
     """The command line's settings, checked (check_settings): call it before loading anything."""
-    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.metrics.specs import EvalSettings
 
     return check_settings(EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold, level=args.level,
                                        gain=args.gain, unanswerable_as_zero=args.unanswerable_as_zero,
@@ -130,7 +130,7 @@ def start_loading(args: argparse.Namespace, run_paths: list[Path]) -> list[Pendi
     runs, not all, and one read at a time: reads at once stack their buffers, and every run read ahead is held
     unordered until its turn."""
     check_settings(args)
-    from ragdiff.core.runs import start_run
+    from ragdiff.core.io.runs import start_run
 
     started: list[PendingRun] = []
     for path in run_paths[:2]:
@@ -142,8 +142,8 @@ def start_loading(args: argparse.Namespace, run_paths: list[Path]) -> list[Pendi
 def load_inputs(args: argparse.Namespace, run_paths: list[Path],
                 started: list[PendingRun] | None = None) -> tuple[Gold, list[Run]]:
     """The gold set, then the runs, each error in that order; `started`: start_loading's, for run_paths."""
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.io.runs import load_run
 
     started = list(started or [])
     assert [p.path for p in started] == [Path(p) for p in run_paths[:len(started)]]
@@ -194,7 +194,7 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
 
     strict (`--strict-corpus`): a mismatch is bad input (exit 2) naming both hashes, and so is a label file
     that records no snapshot; without --corpus the corpus the label file names (beside it) is checked."""
-    from ragdiff.core.gold import file_sha256
+    from ragdiff.core.labels.gold import file_sha256
 
     if strict and gold.corpus_sha256 is None:
         raise InputError(gold.path, "--strict-corpus: the label file records no corpus snapshot; expected "
@@ -209,7 +209,7 @@ def corpus_warning(gold: Gold, corpus: Path | None, strict: bool = False) -> str
         raise InputError(corpus, "no such corpus file")
     actual = file_sha256(corpus)
     if actual != gold.corpus_sha256:
-        from ragdiff.core.stale import chunk_check
+        from ragdiff.core.judge.stale import chunk_check
 
         check = chunk_check(gold, corpus)
         if check is not None:  # chunk by chunk: only a judged chunk that changed or vanished matters

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import (add_input_options, add_slice_options, corpus_warning, load_inputs, metric_list, positive_int,
                                 settings_from, start_loading, stdout_console, table_console, warn, whole_number)
-from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
+from ragdiff.core.io.choices import DEFAULT_FLIPS, DEFAULT_SEED
 from ragdiff.core.visible import visible
 
 # polars, numpy, rich and the core's diff and report load inside the functions that use them, not for --help
 # (tests/test_startup.py)
 if TYPE_CHECKING:
-    from ragdiff.core.diff import Diff
-    from ragdiff.core.gold import Gold
-    from ragdiff.core.metrics import RunEval
+    from ragdiff.core.metrics.diff import Diff
+    from ragdiff.core.labels.gold import Gold
+    from ragdiff.core.metrics.specs import RunEval
     from ragdiff.core.report.diff_doc import DiffReport
 
 
@@ -96,8 +96,8 @@ def compare_all(args: argparse.Namespace, started: list | None = None) -> tuple[
     """Load, evaluate and compare every run with the baseline: the diffs, the report every output renders,
     the evaluations (baseline first) and the gold set. `started`: common.start_loading's reads."""
     threads = 2 if one_blas_thread() else 1
-    from ragdiff.core.diff import compare
-    from ragdiff.core.metrics import default_metrics, evaluate_runs
+    from ragdiff.core.metrics.diff import compare
+    from ragdiff.core.metrics.specs import default_metrics, evaluate_runs
     from ragdiff.core.report.diff_doc import report
     from ragdiff.core.report.notes import drafts_note
 

@@ -13,8 +13,8 @@ from ragdiff.cli.common import (add_input_options, add_slice_options, check_run_
 from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
-    from ragdiff.core.gold import Gold
-    from ragdiff.core.metrics import RunEval
+    from ragdiff.core.labels.gold import Gold
+    from ragdiff.core.metrics.specs import RunEval
 
 
 def add_parser(subparsers) -> None:
@@ -41,8 +41,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.metrics import default_metrics, evaluate_runs
+    from ragdiff.core.io.corpus import Corpus
+    from ragdiff.core.metrics.specs import default_metrics, evaluate_runs
     from ragdiff.core.report.eval_doc import eval_report
 
     settings = settings_from(args)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         as_labels = score_all(gold.with_drafts_as_labels())
     tags = None
     if args.by_tag:
-        from ragdiff.core.slices import by_tag
+        from ragdiff.core.metrics.slices import by_tag
 
         tags = [by_tag(ev, gold) for ev in evals]
     if args.corpus and in_parts:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in filter(None, warnings):
         warn(warning)
     if args.log:
-        from ragdiff.core.history import append_runs
+        from ragdiff.core.report.history import append_runs
 
         append_runs(args.log, evals, gold, corpus=args.corpus)
     _write_tables(args, evals, gold)
@@ -110,8 +110,8 @@ def _write_tables(args: argparse.Namespace, evals: list[RunEval], gold: Gold) ->
     """--csv / --parquet: the per-query table, each file whole or not at all."""
     if not (args.csv or args.parquet):
         return
-    from ragdiff.core.export import per_query_table, table_bytes
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.report.export import per_query_table, table_bytes
+    from ragdiff.core.io.textio import write_file
 
     table = per_query_table(evals, gold)
     inputs = [*args.runs, args.gold]
@@ -121,16 +121,16 @@ def _write_tables(args: argparse.Namespace, evals: list[RunEval], gold: Gold) ->
 
 
 def _too_big(args: argparse.Namespace) -> bool:
-    from ragdiff.core.partitioned import too_big_for_memory
+    from ragdiff.core.metrics.partitioned import too_big_for_memory
 
     return too_big_for_memory(args.runs, args.run_format)
 
 
 def _gold_and_trec_runs(args: argparse.Namespace) -> Gold:
     """The gold set, after checking that every run is a TREC file (the only format read in parts)."""
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.runs import sniff_run_format
-    from ragdiff.core.textio import check_file
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.io.runs import sniff_run_format
+    from ragdiff.core.io.textio import check_file
 
     for path in args.runs:
         check_file(path)
@@ -141,8 +141,8 @@ def _gold_and_trec_runs(args: argparse.Namespace) -> Gold:
 
 
 def _scored_in_parts(args: argparse.Namespace, gold: Gold, settings, metrics) -> list[RunEval]:
-    """Each TREC run scored a slice of queries at a time (core/partitioned.py): the numbers of `evaluate`."""
-    from ragdiff.core.partitioned import evaluate_partitioned
+    """Each TREC run scored a slice of queries at a time (core/metrics/partitioned.py): the numbers of `evaluate`."""
+    from ragdiff.core.metrics.partitioned import evaluate_partitioned
 
     evals = [evaluate_partitioned(path, gold, settings, metrics, keep_first=args.keep_first, bounds=True) for path in args.runs]
     names = [ev.run.name for ev in evals]

@@ -1,6 +1,6 @@
 """`ragdiff export contexts GOLD --corpus C`: the labelled chunks' text per query, as JSONL; `ragdiff export run
 RUN -o FILE` and `ragdiff export qrels GOLD -o FILE`: TREC files for trec_eval, ir_measures and ranx
-(core/export.py)."""
+(core/report/export.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ragdiff.cli.common import add_gold_format
-from ragdiff.core.choices import RUN_FORMATS
+from ragdiff.core.io.choices import RUN_FORMATS
 from ragdiff.core.vocab import SCORING_LEVELS
 
 
@@ -60,11 +60,11 @@ def add_parser(subparsers) -> None:
 
 def run_contexts(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import check_settings, corpus_warning, warn
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.export import contexts_jsonl
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.metrics import EvalSettings
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.io.corpus import Corpus
+    from ragdiff.core.report.export import contexts_jsonl
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.metrics.specs import EvalSettings
+    from ragdiff.core.io.textio import write_file
 
     check_settings(EvalSettings(threshold=args.threshold, level=args.level))
     gold = load_gold(args.gold, args.gold_format)
@@ -89,9 +89,9 @@ def run_contexts(args: argparse.Namespace) -> int:
 def run_run(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import warn
     from ragdiff.core.errors import InputError
-    from ragdiff.core.export import run_bytes
-    from ragdiff.core.runs import format_from_extension, load_run
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.report.export import run_bytes
+    from ragdiff.core.io.runs import format_from_extension, load_run
+    from ragdiff.core.io.textio import write_file
 
     fmt = format_from_extension(args.output)
     if fmt is None:
@@ -109,9 +109,9 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def run_qrels(args: argparse.Namespace) -> int:
-    from ragdiff.core.export import qrels_text
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.report.export import qrels_text
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.io.textio import write_file
 
     text = qrels_text(load_gold(args.gold, args.gold_format), args.level)
     if args.output is None:

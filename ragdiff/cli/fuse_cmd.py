@@ -1,4 +1,4 @@
-"""`ragdiff fuse RUN RUN [...] --method rrf|combsum|combmnz|wsum -o FUSED`: one run from several (core/fusion.py),
+"""`ragdiff fuse RUN RUN [...] --method rrf|combsum|combmnz|wsum -o FUSED`: one run from several (core/retrieval/fusion.py),
 written in the format of FUSED's extension; `--optimize --gold G` chooses wsum's weights or RRF's k by k-fold
 cross-validation and says whether the gain over the best single run is more than noise."""
 
@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from ragdiff.cli.common import add_gold_format, positive_int, whole_number
-from ragdiff.core.choices import DEFAULT_SEED, FUSION_METHODS, FUSION_NORMS, RUN_FORMATS
+from ragdiff.core.io.choices import DEFAULT_SEED, FUSION_METHODS, FUSION_NORMS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 
 
@@ -66,10 +66,10 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import warn
-    from ragdiff.core import fusion
-    from ragdiff.core.export import run_bytes
-    from ragdiff.core.runs import format_from_extension, load_run
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.retrieval import fusion
+    from ragdiff.core.report.export import run_bytes
+    from ragdiff.core.io.runs import format_from_extension, load_run
+    from ragdiff.core.io.textio import write_file
 
     if len(args.runs) < 2:
         raise UsageError("expected two or more runs to fuse")
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             r.name = str(r.path)
     weights, rrf_k = args.weights, args.rrf_k
     if args.optimize:
-        from ragdiff.core.gold import load_gold
+        from ragdiff.core.labels.gold import load_gold
 
         gold = load_gold(args.gold, args.gold_format)
         result = fusion.optimize(runs, gold, metric, args.method, norm, args.folds, args.seed, depth=args.depth)
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _metric(text: str):
-    from ragdiff.core.metrics import parse_metric
+    from ragdiff.core.metrics.specs import parse_metric
 
     try:
         return parse_metric(text)
@@ -131,10 +131,10 @@ def _metric(text: str):
 
 def optimize_report(result) -> str:
     """The cross-validated score beside the in-sample one and the best single run, with diff's paired test
-    (core/stats.py) between the fused run's held-out values and the best single run's, in words."""
+    (core/metrics/stats.py) between the fused run's held-out values and the best single run's, in words."""
     from ragdiff.core import fmt
-    from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
-    from ragdiff.core.stats import paired_test
+    from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT
+    from ragdiff.core.metrics.stats import paired_test
 
     n = len(result.queries)
     m = result.metric

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # polars and rich load when the command runs, not for --help
-    from ragdiff.core.history import load_history
+    from ragdiff.core.report.history import load_history
     from ragdiff.core.report.history_doc import history_report
 
     report = history_report(load_history(args.history))

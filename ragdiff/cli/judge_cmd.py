@@ -1,7 +1,7 @@
 """`ragdiff judge RUN [RUN ...] --gold GOLD [--corpus C] [--pool 10]`: the judging queue over the pooled runs.
 
 `--simulate ORACLE [--order O] [--json]` replays the queue against a finished label file and writes nothing
-(core/pool_replay.py).
+(core/judge/pool_replay.py).
 
 Textual is imported only inside the handler, so `ragdiff eval` and friends never load it.
 """
@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from ragdiff.cli.common import add_gold_format, add_reviewer, positive_int, run_app
-from ragdiff.core.choices import DEFAULT_POOL_ORDER, GOLD_FORMATS, POOL_ORDERS, RUN_FORMATS
+from ragdiff.core.io.choices import DEFAULT_POOL_ORDER, GOLD_FORMATS, POOL_ORDERS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 
 
@@ -78,9 +78,9 @@ def run_judge(args: argparse.Namespace) -> int:
 def run_simulate(args: argparse.Namespace) -> int:
     import json
 
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.pool_replay import simulate
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.judge.pool_replay import simulate
+    from ragdiff.core.io.runs import load_run
 
     order = args.order or DEFAULT_POOL_ORDER
     start = load_gold(args.gold, args.gold_format)
@@ -160,10 +160,10 @@ GOLD_LEFT_LISTED = 20  # queries printed as text; --json lists every one
 def run_gold_left(args: argparse.Namespace) -> int:
     import json
 
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.pool import JudgeQueue
-    from ragdiff.core.pool_order import GoldModel, Pool
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.judge.pool import JudgeQueue
+    from ragdiff.core.judge.pool_order import GoldModel, Pool
+    from ragdiff.core.io.runs import load_run
 
     gold = load_gold(args.gold, args.gold_format)
     runs = [load_run(path, args.run_format) for path in args.runs]
@@ -178,7 +178,7 @@ def run_gold_left(args: argparse.Namespace) -> int:
                   key=lambda r: -r["gold_left"])
     doc = {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
            "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
-           "estimator": "GoldModel (core/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
+           "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
            "queries": rows}
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))

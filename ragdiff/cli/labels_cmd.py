@@ -1,5 +1,5 @@
 """`ragdiff labels log|…`: the label file's own history and upkeep (DESIGN.md, "Drafted labels, provenance,
-growing the set"). Reading lives in core/provenance.py; every write goes through the label writer."""
+growing the set"). Reading lives in core/judge/provenance.py; every write goes through the label writer."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragdiff.cli.common import add_gold_format, add_label_file, add_reviewer, positive_int
-from ragdiff.core.choices import RUN_FORMATS
+from ragdiff.core.io.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from ragdiff.core.provenance import DraftTally, Entry, QueryTally
+    from ragdiff.core.judge.provenance import DraftTally, Entry, QueryTally
 
 
 def add_parser(subparsers) -> None:
@@ -142,8 +142,8 @@ def add_agree_parser(commands) -> None:
 
 
 def run_agree(args: argparse.Namespace) -> int:
-    from ragdiff.core.agreement import agree
-    from ragdiff.core.gold import load_gold
+    from ragdiff.core.judge.agreement import agree
+    from ragdiff.core.labels.gold import load_gold
 
     for path in (args.a, args.b, *(args.runs or ())):
         if not path.exists():
@@ -151,7 +151,7 @@ def run_agree(args: argparse.Namespace) -> int:
     settings = None
     if args.runs:
         from ragdiff.cli.common import check_settings
-        from ragdiff.core.metrics import EvalSettings
+        from ragdiff.core.metrics.specs import EvalSettings
 
         settings = check_settings(EvalSettings(k=args.k, depth=args.depth, threshold=args.threshold))
     gold_a, gold_b = load_gold(args.a, args.gold_format), load_gold(args.b, args.gold_format)
@@ -161,8 +161,8 @@ def run_agree(args: argparse.Namespace) -> int:
                          f"{result.only_b} judged pairs, {result.queries_both} queries in both): nothing to compare")
     doc = result.document()
     if args.runs:
-        from ragdiff.core.agreement import verdicts
-        from ragdiff.core.runs import load_run
+        from ragdiff.core.judge.agreement import verdicts
+        from ragdiff.core.io.runs import load_run
 
         runs = [load_run(path, args.run_format) for path in args.runs]
         per_file, holds = verdicts(runs[0], runs[1], [gold_a, gold_b], settings)
@@ -253,7 +253,7 @@ def _positive(text: str) -> int:
 
 
 def _age(text: str) -> int:
-    from ragdiff.core.stale import parse_age
+    from ragdiff.core.judge.stale import parse_age
 
     try:
         return parse_age(text)
@@ -264,10 +264,10 @@ def _age(text: str) -> int:
 def run_stale(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
-    from ragdiff.core.gold import file_sha256, load_gold
-    from ragdiff.core.provenance import history
-    from ragdiff.core.stale import CorpusCheck, chunk_check, snapshot_changed, stale_queries
-    from ragdiff.core.textio import check_file
+    from ragdiff.core.labels.gold import file_sha256, load_gold
+    from ragdiff.core.judge.provenance import history
+    from ragdiff.core.judge.stale import CorpusCheck, chunk_check, snapshot_changed, stale_queries
+    from ragdiff.core.io.textio import check_file
 
     gold = load_gold(args.gold, args.gold_format)
     entries = history(args.gold)
@@ -362,7 +362,7 @@ def run_add(args: argparse.Namespace) -> int:
 def _folded(args: argparse.Namespace, taken: set[str], known: set[str] | None = None):
     """The log read and folded, then (with --sample) drawn; `known`: folded texts the file has (skipped).
     Returns (log, queries, skipped, sentences)."""
-    from ragdiff.core import querylog
+    from ragdiff.core.judge import querylog
 
     df, info = querylog.read_log(args.log, args.column)
     log = querylog.fold(args.log, df, info, taken)
@@ -383,7 +383,7 @@ def _folded(args: argparse.Namespace, taken: set[str], known: set[str] | None = 
 
 
 def _print_groups(log) -> None:
-    from ragdiff.core import querylog
+    from ragdiff.core.judge import querylog
     from ragdiff.core.visible import visible
 
     for line in querylog.group_lines(log):
@@ -391,8 +391,8 @@ def _print_groups(log) -> None:
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from ragdiff.core import querylog
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.judge import querylog
+    from ragdiff.core.io.textio import write_file
     from ragdiff.core.visible import visible
 
     gold = args.gold
@@ -406,8 +406,8 @@ def run_init(args: argparse.Namespace) -> int:
     log, queries, _skipped, said = _folded(args, set())
     corpus = None
     if args.corpus is not None:
-        from ragdiff.core.gold import file_sha256
-        from ragdiff.core.textio import check_file
+        from ragdiff.core.labels.gold import file_sha256
+        from ragdiff.core.io.textio import check_file
 
         check_file(args.corpus)
         corpus = (_relative_to(gold, args.corpus), file_sha256(args.corpus))
@@ -424,8 +424,8 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_add_from(args: argparse.Namespace) -> int:
-    from ragdiff.core import querylog
-    from ragdiff.core.drafts import is_drafted_queries
+    from ragdiff.core.judge import querylog
+    from ragdiff.core.judge.drafts import is_drafted_queries
     from ragdiff.core.visible import visible
 
     if is_drafted_queries(args.log):
@@ -454,8 +454,9 @@ def run_add_from(args: argparse.Namespace) -> int:
 
 def run_add_drafted(args: argparse.Namespace) -> int:
     """`labels add GOLD --from DRAFTED.jsonl`: the whole file checked, then every new query in one write."""
-    from ragdiff.core import querylog, vocab
-    from ragdiff.core.drafts import read_drafted_queries
+    from ragdiff.core.judge import querylog
+    from ragdiff.core import vocab
+    from ragdiff.core.judge.drafts import read_drafted_queries
     from ragdiff.core.errors import UsageError
     from ragdiff.core.visible import visible
 
@@ -494,9 +495,9 @@ def _relative_to(gold: Path, corpus: Path) -> str:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
-    from ragdiff.core.gold import file_sha256, load_gold
-    from ragdiff.core.stale import snapshot_path, take_snapshot
-    from ragdiff.core.textio import check_file, write_file
+    from ragdiff.core.labels.gold import file_sha256, load_gold
+    from ragdiff.core.judge.stale import snapshot_path, take_snapshot
+    from ragdiff.core.io.textio import check_file, write_file
     from ragdiff.core.visible import visible
 
     check_file(args.corpus)
@@ -539,7 +540,7 @@ def LABEL_ERRORS() -> tuple[type[Exception], ...]:  # noqa: N802 - a tuple for e
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from ragdiff.core.drafts import import_drafts, read_drafts
+    from ragdiff.core.judge.drafts import import_drafts, read_drafts
 
     labels = open_labels(args)
     drafts = read_drafts(args.drafts, labels.queries)  # the whole file is checked before anything is written
@@ -567,8 +568,8 @@ def _query_id(gold, asked: str | None) -> str | None:
 
 
 def run_log(args: argparse.Namespace) -> int:
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.provenance import draft_decisions, history, journals_of, query_decisions
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.judge.provenance import draft_decisions, history, journals_of, query_decisions
 
     gold = load_gold(args.gold, args.gold_format)
     query = _query_id(gold, args.query)
@@ -612,7 +613,7 @@ def _from(entry: Entry) -> str:
 
 
 def _note(entry: Entry) -> str:
-    from ragdiff.core.provenance import SAVED
+    from ragdiff.core.judge.provenance import SAVED
 
     if entry.undone_by is not None:
         return "taken back"
@@ -682,7 +683,7 @@ def print_drafts(tallies: list[DraftTally], queries: QueryTally) -> None:
 
     from ragdiff.cli.common import table_console
     from ragdiff.core import vocab
-    from ragdiff.core.provenance import OUTCOME_WORDS, OUTCOMES
+    from ragdiff.core.judge.provenance import OUTCOME_WORDS, OUTCOMES
 
     console = table_console()
     doc = drafts_document(tallies, queries)

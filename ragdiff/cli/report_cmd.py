@@ -27,9 +27,9 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     diff_cmd.one_blas_thread()  # before anything loads numpy: compare_all may then run its two threads
-    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.io.corpus import Corpus
     from ragdiff.core.report.html_page import page_data, render
-    from ragdiff.core.textio import write_file
+    from ragdiff.core.io.textio import write_file
 
     if args.output.is_dir():
         raise InputError(args.output, "is a folder; expected the path of the HTML file to write")

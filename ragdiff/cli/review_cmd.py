@@ -60,7 +60,7 @@ def run_review(args: argparse.Namespace) -> int:
     _check_inputs([("RUN_A", args.run_a), ("RUN_B", args.run_b), ("--gold", args.gold), ("--corpus", args.corpus)])
     if args.strict_corpus:  # a snapshot mismatch stops here, before the screen opens (exit 2, both hashes)
         from ragdiff.cli.common import corpus_warning
-        from ragdiff.core.gold import load_gold
+        from ragdiff.core.labels.gold import load_gold
 
         corpus_warning(load_gold(args.gold, args.gold_format), args.corpus, strict=True)
     # the corpus the label file names, and whether it is the recorded snapshot, are worked out by the app's
@@ -75,7 +75,7 @@ def sample_runs_dir() -> Traversable:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from ragdiff.core.metrics import EvalSettings
+    from ragdiff.core.metrics.specs import EvalSettings
 
     settings = check_settings(EvalSettings(k=args.k, depth=args.depth))
     source = sample_runs_dir()

@@ -67,13 +67,13 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import corpus_warning, settings_from
     from ragdiff.core.errors import UsageError
-    from ragdiff.core.gold import load_gold
-    from ragdiff.core.history import load_history
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.report.history import load_history
     from ragdiff.core.report.as_json import diff_json, dumps, eval_json
     from ragdiff.core.report.eval_doc import eval_report
     from ragdiff.core.report.markdown import markdown, md_text
-    from ragdiff.core.retriever import Query, RetrieverError, ask
-    from ragdiff.core.textio import write_atomic, write_file
+    from ragdiff.core.retrieval.retriever import Query, RetrieverError, ask
+    from ragdiff.core.io.textio import write_atomic, write_file
 
     command = getattr(args, "retriever", None) or []
     if not command:
@@ -172,7 +172,7 @@ def _check_target(target: Path, inputs, make: bool = False) -> None:
     corpus, the history). make=True makes its folder when missing (once the retriever has answered, so a
     failed run leaves no empty folder). InputError when it cannot."""
     from ragdiff.core.errors import InputError
-    from ragdiff.core.textio import check_not_input
+    from ragdiff.core.io.textio import check_not_input
 
     if target.is_dir():
         raise InputError(target, "is a folder; expected the path of the run file to write")
@@ -217,7 +217,7 @@ def _same(old: Path | None, target: Path) -> bool:
 
 def _last_run(args, old_path: Path):
     """The last logged run (its file, History.run_file), read now (as _score_and_log reads it)."""
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.io.runs import load_run
 
     return load_run(old_path, keep_first=args.keep_first, name=old_path.stem)
 
@@ -227,19 +227,19 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     """Read the saved run back, score it, diff it against the last logged run (`held`: read before the new
     run replaced its file), then log it."""
     from ragdiff.cli.common import check_run_matches_corpus
-    from ragdiff.core.corpus import Corpus
-    from ragdiff.core.diff import compare
+    from ragdiff.core.io.corpus import Corpus
+    from ragdiff.core.metrics.diff import compare
     from ragdiff.core.errors import InputError
-    from ragdiff.core.history import append_runs
-    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.report.history import append_runs
+    from ragdiff.core.metrics.specs import default_metrics, evaluate
     from ragdiff.core.report.diff_doc import report
     from ragdiff.core.report.notes import drafts_note
-    from ragdiff.core.runs import load_run
+    from ragdiff.core.io.runs import load_run
 
     try:
         new = load_run(target, "jsonl", keep_first=args.keep_first, name=name)
     except InputError as err:
-        from ragdiff.core.retriever import RetrieverError
+        from ragdiff.core.retrieval.retriever import RetrieverError
 
         # said as `ask` says a malformed line (it is one: the run reader refused it), not as "<input>: ..."
         where = f"stdout line {err.line} (the answer to query {_query_at(answer, err.line)})" if err.line else "output"

@@ -1,6 +1,6 @@
 """Number formats, in one place: every command and report shows a value, a change, a share and a p-value the
 same way, by naming a style of the one formatter, `number`. A metric's own way of being shown (a share as a
-percentage, a change in points) comes from its spec in `ragdiff.core.metrics.SPECS` (`metric_number`). JSON
+percentage, a change in points) comes from its spec in `ragdiff.core.metrics.specs.SPECS` (`metric_number`). JSON
 documents round every number by one rule (`json_number`)."""
 
 from __future__ import annotations

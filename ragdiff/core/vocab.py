@@ -62,7 +62,7 @@ def kind_of(level: str | None, grade: int | None = None) -> Kind:
 
 def judged_rows(level: str | None = "level", grade: str = "grade"):
     """`kind_of(level, grade).judged` as a polars expression over a frame's columns (True or False, never null):
-    what the judging queue's order and counts (core/pool.py) and metrics.judged_pairs filter with. `level=None`:
+    what the judging queue's order and counts (core/judge/pool.py) and metrics.judged_pairs filter with. `level=None`:
     a frame whose every row is a person's judgment (Gold.qrels, whose levels are folded into the grade), the
     grade alone decides. Polars is imported here, not with the vocabulary (the label writer reads only words)."""
     import polars as pl

@@ -9,7 +9,7 @@ from textual.widget import Widget
 
 from ragdiff.app.header_numbers import Header, MetricLine
 from ragdiff.app.text import clean, fit
-from ragdiff.core.diff import VERDICT_WORDS
+from ragdiff.core.metrics.diff import VERDICT_WORDS
 
 MAX_LINES = 4  # the header's height at most (app.tcss #header max-height)
 # A metric's part in three forms, fullest first:

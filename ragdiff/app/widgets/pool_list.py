@@ -12,7 +12,7 @@ from ragdiff.app.text import MIN_ID, IdCuts, clean
 from ragdiff.app.widgets.line_list import LineList
 from ragdiff.app.widgets.ranked_list import label_cell
 from ragdiff.core import vocab
-from ragdiff.core.pool import JudgeQueue
+from ragdiff.core.judge.pool import JudgeQueue
 
 RUN_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 FOUND = " from search"  # the rank cells of a chunk found by searching the corpus

@@ -20,7 +20,7 @@ errors. How the package is laid out:
     document.py     the interface every format implements; the shared reading rules
     yaml_doc.py     the ragdiff YAML label file read   yaml_edits.py  its edits (json_doc.py: the JSON file)
     short_doc.py    {query: [ids]} in YAML or JSON     qrels_doc.py   TREC qrels and BEIR qrels
-    reader.py       text + format -> its document (ragdiff.core.gold reads through it too)
+    reader.py       text + format -> its document (ragdiff.core.labels.gold reads through it too)
 """
 
 from ragdiff.core.labels.atomic import TEMP_SUFFIX

@@ -11,7 +11,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from ragdiff.core.journal import fsync_dir
+from ragdiff.core.labels.journal import fsync_dir
 from ragdiff.core.labels.edits import text_lines
 from ragdiff.core.labels.errors import LabelWriteError
 

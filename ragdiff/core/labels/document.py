@@ -1,5 +1,5 @@
 """One interface for every label format: parse with positions, the judgments held, plan an edit, and
-what the format can express. `ragdiff.core.gold.load_gold` and `LabelFile` both read a file through
+what the format can express. `ragdiff.core.labels.gold.load_gold` and `LabelFile` both read a file through
 these classes, so every file one accepts the other accepts, with the same judgments.
 
 A document's judgments are the gold loader's: per query, chunk -> (level, grade, line), where level is a
@@ -189,7 +189,7 @@ class LabelDoc:
     def query_details(self) -> pl.DataFrame:
         """query_id, tags, retrieval, reviewed per query in file order (QUERY_DETAILS): the loader adds them to
         the queries frame."""
-        from ragdiff.core.textio import text_frame
+        from ragdiff.core.io.textio import text_frame
 
         # no tags at all (a qrels file): one empty list repeated, where 10,000 of them built by polars from
         # Python lists held the GIL for ~30-60 ms of the review's loading
@@ -204,14 +204,14 @@ class LabelDoc:
 
     def drafts_frame(self) -> pl.DataFrame:
         """query_id, chunk_id, grade, line (DRAFT_SCHEMA): the drafted proposals, never scored as judgments."""
-        from ragdiff.core.textio import text_frame
+        from ragdiff.core.io.textio import text_frame
 
         rows = [(q, c, g, line) for q in self.order for c, (g, line) in self.drafts.get(q, {}).items()]
         return text_frame(self.path, rows, list(DRAFT_SCHEMA.items()), orient="row")
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """(queries, judgments) frames in Gold's schema."""
-        from ragdiff.core.textio import text_frame
+        from ragdiff.core.io.textio import text_frame
 
         queries = [(q, self.texts.get(q), self.regression.get(q, False), i) for i, q in enumerate(self.order)]
         judgments = [(q, c, g, lv, line) for q in self.order for c, (lv, g, line) in self.judg[q].items()]

@@ -23,7 +23,7 @@ import yaml
 
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.spans import Node, content_end
-from ragdiff.core.textio import BOM_CHAR
+from ragdiff.core.io.textio import BOM_CHAR
 
 _content_end = content_end
 _Node = Node

@@ -11,7 +11,7 @@ import uuid
 from dataclasses import dataclass
 
 from ragdiff.core import vocab
-from ragdiff.core.journal import Op, utc_now
+from ragdiff.core.labels.journal import Op, utc_now
 from ragdiff.core.labels.atomic import atomic_write, file_lock, line_patch
 from ragdiff.core.labels.document import LabelDoc
 from ragdiff.core.labels.edits import sha

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from ragdiff.core.journal import Op, utc_now
+from ragdiff.core.labels.journal import Op, utc_now
 from ragdiff.core.labels.atomic import atomic_write, file_lock
 from ragdiff.core.labels.edits import sha
 from ragdiff.core.labels.errors import LabelConflictError, LabelFormatError, LabelWriteError, UnknownQueryError

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 
-from ragdiff.core.journal import Op, first_problem, utc_now
+from ragdiff.core.labels.journal import Op, first_problem, utc_now
 from ragdiff.core.labels.errors import LabelFormatError, LabelWriteError
 from ragdiff.core.labels.marks import Mark
 

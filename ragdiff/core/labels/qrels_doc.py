@@ -22,7 +22,7 @@ from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc
 from ragdiff.core.labels.edits import newline_of, text_lines
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.yaml_edits import map_grade
-from ragdiff.core.textio import FIELD_CLASS, SPACE, SPACE_CLASS, odd_space
+from ragdiff.core.io.textio import FIELD_CLASS, SPACE, SPACE_CLASS, odd_space
 
 # a line's pieces, separators kept, split by trec_eval's white space (textio.SPACE) as the reader splits it
 _TREC_LINE = re.compile("({s}*)({f}+)({s}+)({f}+)({s}+)({f}+)({s}+)({f}+)({s}*)".format(s=SPACE_CLASS, f=FIELD_CLASS))
@@ -48,7 +48,7 @@ class QrelsDoc(LabelDoc):
         self._starts: np.ndarray | None = None  # line start offsets, worked out when a mark needs them
 
     def _frame(self) -> pl.DataFrame:
-        from ragdiff.core.textio import whitespace_columns
+        from ragdiff.core.io.textio import whitespace_columns
 
         parts = whitespace_columns(self.path, self.text, ["query_id", None, "chunk_id", "grade_raw"],
                                    "qid 0 chunk grade")
@@ -74,7 +74,7 @@ class QrelsDoc(LabelDoc):
     # ---- the loader
 
     def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
-        from ragdiff.core.textio import text_frame
+        from ragdiff.core.io.textio import text_frame
 
         queries = text_frame(self.path, {
             "query_id": self.order,
@@ -369,7 +369,7 @@ def read_beir_queries(folder: Path) -> dict[str, str | None]:
     missing is no text (None, as BEIR's loader reads it); an _id is a string or a whole number; anything else,
     or an _id twice, is refused with its line rather than read as something it does not say."""
     from ragdiff.core.errors import InputError
-    from ragdiff.core.textio import read_text
+    from ragdiff.core.io.textio import read_text
 
     texts: dict[str, str | None] = {}
     lines: dict[str, int] = {}

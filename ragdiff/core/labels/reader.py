@@ -13,7 +13,7 @@ from ragdiff.core.labels.qrels_doc import BeirDoc, QrelsDoc
 from ragdiff.core.labels.short_doc import ShortDoc
 from ragdiff.core.labels.spans import MappingNode, ParseError, compose_json, compose_yaml
 from ragdiff.core.labels.yaml_doc import YamlLabelDoc, is_label_file
-from ragdiff.core.textio import BOM_CHAR
+from ragdiff.core.io.textio import BOM_CHAR
 
 
 @contextmanager

@@ -7,7 +7,7 @@ Mixed into `ragdiff.core.labels.session.LabelFile`.
 
 from __future__ import annotations
 
-from ragdiff.core.journal import Op, utc_now
+from ragdiff.core.labels.journal import Op, utc_now
 from ragdiff.core.labels.edits import sha
 from ragdiff.core.labels.errors import LabelConflictError, LabelWriteError
 from ragdiff.core.labels.marks import Change, judgment

@@ -3,7 +3,7 @@
 - Every mark is saved at once: the edited text (planned by the file's document class, see `document`) is
   re-read with the gold loader's own reader and must say exactly the old judgments with this one change,
   or nothing is written (LabelFormatError).
-- Every mark and undo goes to the journal beside the file (ragdiff.core.journal) BEFORE the rename, and a
+- Every mark and undo goes to the journal beside the file (ragdiff.core.labels.journal) BEFORE the rename, and a
   "saved" line after it. Undo reads the journal, so it works across restarts; it takes back only this
   reviewer's own marks.
 - Before every write the file is read again under a lock. If someone else changed it, the mark is applied
@@ -25,9 +25,9 @@ import uuid
 from pathlib import Path
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.formats import GOLD_FORMATS as FORMATS
-from ragdiff.core.formats import locate
-from ragdiff.core.journal import Journal, Op, journal_path, replay, utc_now
+from ragdiff.core.io.formats import GOLD_FORMATS as FORMATS
+from ragdiff.core.io.formats import locate
+from ragdiff.core.labels.journal import Journal, Op, journal_path, replay, utc_now
 from ragdiff.core.labels.atomic import atomic_write, clean_stray_temps, file_lock, line_patch, line_unpatch, stat_key
 from ragdiff.core.labels.document import LabelDoc
 from ragdiff.core.labels.edits import sha
@@ -42,7 +42,7 @@ from ragdiff.core.labels.reader import parse_document
 from ragdiff.core.labels.recovery import Recovery
 from ragdiff.core.labels.snapshot import Snapshot
 from ragdiff.core.labels.undo import Undo
-from ragdiff.core.textio import BOM
+from ragdiff.core.io.textio import BOM
 
 __all__ = ["FORMATS", "Edit", "LabelFile"]
 

@@ -23,7 +23,7 @@ import re
 
 import yaml
 
-from ragdiff.core.textio import BOM_CHAR
+from ragdiff.core.io.textio import BOM_CHAR
 
 _STR = "tag:yaml.org,2002:str"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))

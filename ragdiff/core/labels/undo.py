@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from ragdiff.core import vocab
-from ragdiff.core.journal import Op, utc_now
+from ragdiff.core.labels.journal import Op, utc_now
 from ragdiff.core.labels.atomic import line_unpatch
 from ragdiff.core.labels.document import LabelDoc
 from ragdiff.core.labels.errors import LabelConflictError

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragdiff.core import fmt, words
-from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, POWER
+from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT, POWER
 from ragdiff.core.report.diff_doc import DiffReport, comparisons
 from ragdiff.core.words import JUDGED_ONLY_WORDS
 
 if TYPE_CHECKING:
-    from ragdiff.core.metrics import Metric
+    from ragdiff.core.metrics.specs import Metric
 
 
 def adjustment_note(doc: dict) -> str | None:

@@ -19,44 +19,13 @@ over.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ragdiff.core import fmt
-from ragdiff.core.diff import Diff, Flip, decide, worth_text
-from ragdiff.core.metrics import Metric, RunEval, evaluate
+from ragdiff.core.metrics.diff import Diff, Flip, worth_text
+from ragdiff.core.metrics.holm import adjust
+from ragdiff.core.metrics.specs import Metric, RunEval, evaluate
 from ragdiff.core.report.notes import drafts_summary
-
-HOLM = "Holm"
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Holm's step-down correction
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-adjusted p-values, in the order given: sort ascending, multiply the i-th smallest (0-based) by
-    m − i, carry the running maximum, cap at 1. NaN (nothing tested) stays NaN and is not counted in m."""
-    tested = [(p, i) for i, p in enumerate(p_values) if p == p]
-    m = len(tested)
-    out = [math.nan] * len(p_values)
-    running = 0.0
-    for rank, (p, i) in enumerate(sorted(tested)):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[i] = running
-    return out
-
-
-def adjust(diffs: list[Diff]) -> int:
-    """Holm across every run × metric of these comparisons with one baseline: each metric's p_adjusted is set
-    and its verdict and sentence re-decided on it. Returns the number of tests in the family."""
-    cells = [(d, m) for d in diffs for m in d.metrics]
-    adjusted = holm([m.p_value for _, m in cells])
-    for (d, m), p in zip(cells, adjusted):
-        m.p_adjusted = p if p == p else None
-        m.adjustment = HOLM if p == p else None
-        decide(m, d.alpha, d.by_hand)
-    return sum(1 for p in adjusted if p == p)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -203,7 +172,7 @@ def slices(evals: list[RunEval], gold, drafts_as_labels: bool, tags: bool, flips
                           for n, v in evaluate(ev.run, accepted, ev.settings, ev.metrics).means.items()}
             for ev in evals}
     if tags:
-        from ragdiff.core.slices import by_tag
+        from ragdiff.core.metrics.slices import by_tag
 
         out["by_tag"] = {ev.run.name: {t.tag: {"queries": t.queries,
                                                "metrics": {n: fmt.json_number(v) for n, v in t.means.items()}}
@@ -215,8 +184,8 @@ def slices(evals: list[RunEval], gold, drafts_as_labels: bool, tags: bool, flips
 def by_tag_tests(evals: list[RunEval], gold, flips: int, seed: int, alpha: float) -> dict:
     """Each run against the baseline per tag and metric: diff's paired test over the tag's queries, the p-value
     Holm-adjusted across the tags (core/slices.tag_tests), the interval and the verdict by diff's rules."""
-    from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT
-    from ragdiff.core.slices import tag_tests
+    from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT
+    from ragdiff.core.metrics.slices import tag_tests
 
     out: dict = {"p_adjustment": "Holm across the tags, for each run and metric",
                  "min_queries_for_verdict": MIN_QUERIES_FOR_VERDICT, "runs": {}}

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from ragdiff.core.report.notes import drafts_note, drafts_summary
 
 if TYPE_CHECKING:
-    from ragdiff.core.gold import Gold
-    from ragdiff.core.metrics import RunEval
-    from ragdiff.core.slices import TagSlice
+    from ragdiff.core.labels.gold import Gold
+    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.slices import TagSlice
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragdiff.core.history import Drop, History, drops
+from ragdiff.core.report.history import Drop, History, drops
 
 
 @dataclass

@@ -366,8 +366,8 @@ def page_data(evals: list, gold, corpus=None) -> dict:
     k with its rank or as not retrieved — with labels, scores, the rank in the other run, and chunk text."""
     import polars as pl
 
-    from ragdiff.core.diff import flips as flip_ids
-    from ragdiff.core.metrics import aligned_frame, prepare, recall_curve
+    from ragdiff.core.metrics.diff import flips as flip_ids
+    from ragdiff.core.metrics.specs import aligned_frame, prepare, recall_curve
 
     base = evals[0]
     s = base.settings

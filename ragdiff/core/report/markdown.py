@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from ragdiff.core import fmt, words
-from ragdiff.core.metrics import Metric
+from ragdiff.core.metrics.specs import Metric
 from ragdiff.core.report.cells import (FLIP_HEADINGS, FLIP_MARKS, adjustment_note, by_hand_note, cell_ci, cell_delta,
                                        cell_p, cell_value, cell_worth, first_gold, method_note, noise_heading,
                                        overlap_line, pass_note, scope_line)

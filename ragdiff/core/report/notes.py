@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ragdiff.core.gold import Gold
+    from ragdiff.core.labels.gold import Gold
 
 
 def drafts_note(gold: Gold) -> str | None:

@@ -15,8 +15,8 @@ from ragdiff.core.words import JUDGED_ONLY_WORDS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragdiff.core.metrics import RunEval
-    from ragdiff.core.slices import TagSlice
+    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.slices import TagSlice
 
 
 def _print_bounds(console, evals: list[RunEval]) -> None:

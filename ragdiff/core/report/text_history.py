@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragdiff.core import fmt
-from ragdiff.core.history import sparkline
+from ragdiff.core.report.history import sparkline
 from ragdiff.core.report.history_doc import HistoryReport
 from ragdiff.core.visible import visible
 

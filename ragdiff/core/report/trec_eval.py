@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ragdiff.core.fmt import number
 
 if TYPE_CHECKING:
-    from ragdiff.core.metrics import Metric
+    from ragdiff.core.metrics.specs import Metric
     from ragdiff.core.report.eval_doc import EvalReport
 
 TREC_EVAL_WIDTH = 22  # trec_eval prints "%-22s\t%s\t%.4f": measure, topic, value

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from ragdiff.core import metrics as core
-from ragdiff.core.metrics import Aggregate, EvalSettings, Metric, PreparedRun, RunEval
+from ragdiff.core.metrics import specs as core
+from ragdiff.core.metrics.specs import Aggregate, EvalSettings, Metric, PreparedRun, RunEval
 
 NONE = np.iinfo(np.int64).max  # no relevant row (first_rel)
 

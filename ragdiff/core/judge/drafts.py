@@ -17,7 +17,7 @@ from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels import LabelFile
 from ragdiff.core.labels.document import check_grade
-from ragdiff.core.textio import read_text
+from ragdiff.core.io.textio import read_text
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def read_drafted_queries(path: Path, taken_ids: set[str]) -> list[DraftedQuery]:
     """Every line checked (bad input names the line and what was expected), then one query per question: the
     same question drafted from two chunks (equal after folding case, white space and punctuation, as `labels
     init` folds a log) is one query holding both chunks as drafts. Ids as `labels init` makes them."""
-    from ragdiff.core import querylog
+    from ragdiff.core.judge import querylog
 
     path = Path(path)
     rows: list[tuple[str, str, int, int]] = []

@@ -2,7 +2,7 @@
 JSON), TREC qrels, BEIR.
 
 Every gold set is read through the same document classes the label writer uses
-(`ragdiff.core.labels.reader`), and its format and path through `ragdiff.core.formats`, so the loader and
+(`ragdiff.core.labels.reader`), and its format and path through `ragdiff.core.io.formats`, so the loader and
 the writer can never disagree about a file. Every loader ends in two frames:
 
     queries:    query_id: str, text: str|null, regression: bool, position: u32  (file order),
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ragdiff.core.formats import GOLD_FORMATS, beir_qrels_file, locate, sniff
+from ragdiff.core.io.formats import GOLD_FORMATS, beir_qrels_file, locate, sniff
 from ragdiff.core.labels.document import DRAFT_SCHEMA, JUDGMENT_SCHEMA, QUERY_DETAILS, QUERY_SCHEMA
-from ragdiff.core.textio import read_text
+from ragdiff.core.io.textio import read_text
 from ragdiff.core.vocab import SCORING_LEVELS
 
 LEVELS = SCORING_LEVELS  # --level: gold or evidence

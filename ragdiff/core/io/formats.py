@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiff.core.choices import GOLD_FORMATS
+from ragdiff.core.io.choices import GOLD_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import BOM_CHAR, SPACE, fields
+from ragdiff.core.io.textio import BOM_CHAR, SPACE, fields
 
 __all__ = ["BEIR_SPLITS", "GOLD_FORMATS", "GoldPath", "beir_qrels_file", "locate", "sniff"]
 BEIR_SPLITS = ("test.tsv", "dev.tsv")  # the split evaluated by default, in order of preference

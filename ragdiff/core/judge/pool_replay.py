@@ -4,7 +4,7 @@ The queue is built as `ragdiff judge` builds it (runs, the label file it starts 
 for one chunk after another and the oracle answers each (a chunk the oracle has not judged is not relevant).
 The replay never looks at the oracle to decide when to leave a query: it asks until the pool is judged.
 
-The gold left: after each judgment, `GoldModel.gold_left()` (core/pool_order.py) estimates the gold still
+The gold left: after each judgment, `GoldModel.gold_left()` (core/judge/pool_order.py) estimates the gold still
 unjudged in the pool, whichever order asks; its error along the replay is the estimate minus the truth (the
 oracle's gold among the unjudged chunks), averaged over every step (`estimate_error`: `mean_signed`, `mean_abs`,
 `max_abs`; `per_query_mean_abs` is each query's |estimate - truth| averaged over the queries, then the steps;
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ragdiff.core.gold import Gold
-from ragdiff.core.pool import JudgeQueue
-from ragdiff.core.pool_order import GoldModel, Pool, make_order, percent_needed
-from ragdiff.core.runs import Run
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.judge.pool_order import GoldModel, Pool, make_order, percent_needed
+from ragdiff.core.io.runs import Run
 
 PERCENTS = (50, 80, 90, 95, 100)
 
@@ -52,7 +52,7 @@ def oracle_gold(oracle: Gold, threshold: int = 1) -> set[tuple[str, str]]:
 
 def left_out(runs: list[Run], start: Gold, oracle: Gold) -> dict[str, list[str]]:
     """The oracle's queries the replay cannot use: no run has them, or the label file it starts from lacks them."""
-    from ragdiff.core.metrics import aligned_frame
+    from ragdiff.core.metrics.specs import aligned_frame
 
     in_runs: set[str] = set()
     for run in runs:
@@ -112,7 +112,7 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
         curve.append([judgments, found])
     err = np.array(errors)
     estimate_error = {
-        "estimator": "GoldModel (core/pool_order.py): the sum of P(gold) over the unjudged pooled chunks; a "
+        "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks; a "
                      "logistic regression on each run's rank bucket, with per-query and per-(query, run) factors",
         "steps": len(err),
         "mean_abs": round(float(np.abs(err).mean()), 3),

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ragdiff.core.choices import RUN_FORMATS
+from ragdiff.core.io.choices import RUN_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import (BOM, BOM_CHAR, SPACE, check_file, fields, json_error, line_of, plain_block, read_text,
+from ragdiff.core.io.textio import (BOM, BOM_CHAR, SPACE, check_file, fields, json_error, line_of, plain_block, read_text,
                                   text_frame, whitespace_columns)
 
 _EXTENSIONS = {
@@ -59,7 +59,7 @@ class Run:
     query_text: dict[str, str] = field(default_factory=dict)
     # agent runs: query id -> [(search query, [chunk ids])] in the order the agent searched
     searches: dict[str, list[tuple[str, list[str]]]] = field(default_factory=dict)
-    # the run's query ids when its rows are not kept (a run scored in parts, core/partitioned.py: frame is empty)
+    # the run's query ids when its rows are not kept (a run scored in parts, core/metrics/partitioned.py: frame is empty)
     queries: list[str] | None = None
 
     @property
@@ -214,7 +214,7 @@ def start_run(path: str | Path, fmt: str | None = None, keep_first: bool = False
 def ordered_frame(path: Path, frame: pl.DataFrame, sort_by_score: str | bool, keep_first: bool = False,
                   allow: bool = False) -> pl.DataFrame:
     """A loader's rows checked for repeated chunks, ordered and ranked (RUN_SCHEMA): the last step of every
-    loader, and of each part of a run read in parts (core/partitioned.py).
+    loader, and of each part of a run read in parts (core/metrics/partitioned.py).
 
     The ordering takes the columns out of `frame` as it gathers them (a TREC run's frame is left empty), so
     the rows are not held twice while they are ordered."""
@@ -534,7 +534,7 @@ def _load_any_trec(path: Path) -> pl.DataFrame:
 
 # The general TREC reader's refusals, in the order it checks a whole file: the first data line (`not_another_
 # format`), every line's columns (`trec_lines`), then every score and then every rank (`trec_refusals`). The
-# in-parts reader (core/partitioned.py) names a refused file's bad line with these same functions, a block of
+# in-parts reader (core/metrics/partitioned.py) names a refused file's bad line with these same functions, a block of
 # lines at a time: one home for the rules and their words (tests/test_partitioned.py compares both readers).
 
 

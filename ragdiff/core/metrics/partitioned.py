@@ -23,11 +23,11 @@ from pathlib import Path
 
 import polars as pl
 
-from ragdiff.core import textio
+from ragdiff.core.io import textio
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
-from ragdiff.core.runs import (RUN_SCHEMA, Run, not_another_format, ordered_frame, sniff_run_format, trec_lines,
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.metrics.specs import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
+from ragdiff.core.io.runs import (RUN_SCHEMA, Run, not_another_format, ordered_frame, sniff_run_format, trec_lines,
                                 trec_refusals)
 
 ROWS_PER_PART = 2_000_000  # a part this size loads and sorts in ~0.5 GB

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import RunEval
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.metrics.specs import RunEval
 
 if TYPE_CHECKING:
-    from ragdiff.core.diff import MetricDiff
+    from ragdiff.core.metrics.diff import MetricDiff
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,9 @@ def tag_tests(ev_a: RunEval, ev_b: RunEval, gold: Gold, *, flips: int, seed: int
     """For every tag and every metric both evaluations have: diff's paired test of B against A over the tag's
     queries, p-values Holm-adjusted across the tags (one family per metric: the tags of one metric are the
     comparisons a reader scans together), each slice's verdict under diff's rules at its own size."""
-    from ragdiff.core.diff import MIN_QUERIES_FOR_VERDICT, MetricDiff, decide, paired
-    from ragdiff.core.report.diff_doc import HOLM, holm
-    from ragdiff.core.stats import paired_tests
+    from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT, MetricDiff, decide, paired
+    from ragdiff.core.metrics.holm import HOLM, holm
+    from ragdiff.core.metrics.stats import paired_tests
 
     names_b = {m.name for m in ev_b.metrics}
     metrics = [m for m in ev_a.metrics if m.name in names_b]

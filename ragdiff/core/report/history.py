@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import Gold, file_sha256
-from ragdiff.core.metrics import RunEval, parse_metric
+from ragdiff.core.labels.gold import Gold, file_sha256
+from ragdiff.core.metrics.specs import RunEval, parse_metric
 
 FIXED_COLUMNS = ("when", "run", "run_path", "run_sha256", "gold", "gold_sha256", "corpus_sha256",
                  "corpus_file_sha256", "queries_scored", "unanswerable", "k", "depth", "threshold", "level", "gain")
@@ -155,7 +155,7 @@ def _append(path: Path, new_rows: list[dict[str, str]], new_metrics: list[str]) 
 
 
 def _write_atomic(path: Path, header: list[str], rows: list[dict[str, str]]) -> None:
-    from ragdiff.core.textio import write_atomic
+    from ragdiff.core.io.textio import write_atomic
 
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n", extrasaction="ignore", restval="")
@@ -168,7 +168,7 @@ def _write_atomic(path: Path, header: list[str], rows: list[dict[str, str]]) -> 
 
 def load_history(path: str | Path) -> History:
     """Read a history CSV; anything malformed is an InputError naming the file and line."""
-    from ragdiff.core.textio import read_text
+    from ragdiff.core.io.textio import read_text
 
     path = Path(path)
     text = read_text(path)

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragdiff.core import vocab
-from ragdiff.core.choices import POOL_ORDERS
+from ragdiff.core.io.choices import POOL_ORDERS
 
 if TYPE_CHECKING:
-    from ragdiff.core.pool import JudgeQueue
+    from ragdiff.core.judge.pool import JudgeQueue
 
 # bandit's non-stationary discount: measured against the stationary MaxMean in bench/pool_orders.py
 NS_GAMMA = 0.8

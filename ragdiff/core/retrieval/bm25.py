@@ -43,7 +43,7 @@ class Bm25Run:
 
 def chunk_texts(corpus_path: Path) -> tuple[list[str], list[str]]:
     """Every chunk's id and what is indexed, in the corpus's order (read by the one corpus reader)."""
-    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.io.corpus import Corpus
 
     corpus = Corpus(corpus_path)
     ids = list(corpus.index())
@@ -131,7 +131,7 @@ def run_lines(run: Bm25Run, texts: dict[str, str | None]) -> str:
 
 def bm25_run(gold, corpus_path: Path, depth: int, index: Bm25Index | None = None):
     """The BM25 run of a gold set's queries as a Run (what `judge --bm25` pools, no file written)."""
-    from ragdiff.core.runs import jsonl_run
+    from ragdiff.core.io.runs import jsonl_run
 
     queries = gold.queries.sort("position").select("query_id", "text").rows()
     return jsonl_run("bm25", run_lines(run_bm25(corpus_path, queries, depth, index=index), dict(queries)))

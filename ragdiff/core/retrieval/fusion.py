@@ -13,7 +13,7 @@ normalised scores, with ranx's definitions (ranx.fuse, ranx 0.3):
       wsum    sum of weight x normalised score
 
 The fused list is ordered by the fused score descending, ties broken by chunk id in descending byte order —
-the rule ragdiff orders every scored run by (core/runs.py, trec_eval's) — and ranked from 1. A query some run
+the rule ragdiff orders every scored run by (core/io/runs.py, trec_eval's) — and ranked from 1. A query some run
 lacks is fused from the runs that have it (`Fused.missing` lists which).
 
 `optimize` chooses wsum's weights (a 0.1 grid summing to 1, ranx's `optimize_fusion` grid) or RRF's k (10,
@@ -32,9 +32,9 @@ from itertools import product
 import numpy as np
 import polars as pl
 
-from ragdiff.core.choices import FUSION_METHODS as METHODS, FUSION_NORMS as NORMS
+from ragdiff.core.io.choices import FUSION_METHODS as METHODS, FUSION_NORMS as NORMS
 from ragdiff.core.errors import InputError, UsageError
-from ragdiff.core.runs import RUN_SCHEMA, Run
+from ragdiff.core.io.runs import RUN_SCHEMA, Run
 
 DEFAULT_NORM = "minmax"  # ranx.fuse's default
 DEFAULT_RRF_K = 60
@@ -222,7 +222,7 @@ def folds_of(n: int, folds: int, seed: int) -> np.ndarray:
 def optimize(runs: list[Run], gold, metric, method: str, norm: str, folds: int, seed: int,
              depth: int | None = None, settings=None) -> Optimized:
     """Score every setting of the grid on every scored query, then choose by k-fold cross-validation."""
-    from ragdiff.core.metrics import EvalSettings, evaluate
+    from ragdiff.core.metrics.specs import EvalSettings, evaluate
 
     settings = settings or EvalSettings()
     trials = grid(method, len(runs))

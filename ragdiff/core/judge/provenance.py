@@ -1,6 +1,6 @@
 """Who judged what, when, from which run and rank, and what it was before: the journal read as a history.
 
-The journal (core/journal.py) is written by the label writer, one op line per mark or undo and a line after
+The journal (core/labels/journal.py) is written by the label writer, one op line per mark or undo and a line after
 it saying whether it was saved. This module only reads it: `history` turns the ops into `Entry`s in journal
 order, with what became of each; `draft_decisions` counts, per proposed grade, how often a person accepted or
 overturned a model's draft, and `query_decisions` how often a drafted query was kept or dropped (DESIGN.md,
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
-from ragdiff.core.journal import JOURNAL_SUFFIX, Journal, first_problem, journal_path, replay
+from ragdiff.core.labels.journal import JOURNAL_SUFFIX, Journal, first_problem, journal_path, replay
 
 from ragdiff.core.labels import Judgment, judgment
 

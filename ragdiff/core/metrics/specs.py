@@ -31,8 +31,8 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core import vocab
-from ragdiff.core.gold import Gold
-from ragdiff.core.runs import Run
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.io.runs import Run
 
 _NAME = re.compile(r"^\s*([A-Za-z_]+?)(?:([@_])(\d+))?\s*$")
 
@@ -445,7 +445,7 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
         unjudged=unjudged_rows(ranked, qrels, kept),
         unjudged_depth=kept,
         gold=original,
-        # a query's rows are stretches ranked 1 … length (core/runs.py ranks by position): one stretch exactly
+        # a query's rows are stretches ranked 1 … length (core/io/runs.py ranks by position): one stretch exactly
         # when its deepest rank is its count — two (a run keying a query both by its id and by its text) are not
         ranked_from_one=bool((returned.get_column("deepest") == returned.get_column("returned")).all()),
         bound_depth=bound_depth,
@@ -455,7 +455,7 @@ def prepare(run: Run, gold: Gold, settings: EvalSettings, unjudged_depth: int | 
 
 def _returned(frame: pl.DataFrame) -> pl.DataFrame:
     """query_id, returned (rows) and deepest (largest rank) per query of a run's frame, from its stretches of
-    one query (a run's rows come a query at a time, core/runs.py: about a thousand stretches for a million rows,
+    one query (a run's rows come a query at a time, core/io/runs.py: about a thousand stretches for a million rows,
     and any order gives the same counts): no hashing of a million query ids."""
     stretches = frame.get_column("query_id").rle().struct.unnest()
     lengths = stretches.get_column("len").to_numpy().astype(np.int64)
@@ -553,7 +553,7 @@ def promote(prepared: PreparedRun, chunks: pl.DataFrame, settings: EvalSettings,
     (query_id, chunk_id of scored queries, `chunks` among them), as if all of `keys` were: `chunks` are then the
     rows of this run that `keys` name. The same as preparing the run again on `with_relevant(gold, keys)`, from
     the judged rows and the promoted ones instead of the whole run (tests/test_diff.py holds them equal). `keys`
-    name each pair once (a run's rows do: core/runs.py refuses repeated chunks)."""
+    name each pair once (a run's rows do: core/io/runs.py refuses repeated chunks)."""
     keys = (chunks if keys is None else keys).select("query_id", "chunk_id")
     grade = pl.lit(bound_grade(settings), dtype=prepared.qrels.schema["grade"])
     judged = pl.concat([prepared.judged.join(keys, on=["query_id", "chunk_id"], how="anti"),

@@ -7,12 +7,12 @@ polars or numpy (bench/RESULTS.md, start-up). The readers and the tests import t
 
 RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
-FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")  # `ragdiff fuse` (core/fusion.py)
+FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")  # `ragdiff fuse` (core/retrieval/fusion.py)
 FUSION_NORMS = ("none", "minmax", "zscore", "rank")
 
 DEFAULT_FLIPS = 10_000  # random sign flips of the paired test, and bootstrap resamples
 DEFAULT_SEED = 20_250_806
 
-# the judging queue's orders (core/pool_order.py) and the default, chosen in bench/pool_orders.py
+# the judging queue's orders (core/judge/pool_order.py) and the default, chosen in bench/pool_orders.py
 POOL_ORDERS = ("rank", "mtf", "bandit", "bandit-stationary", "global")
 DEFAULT_POOL_ORDER = "global"

@@ -23,12 +23,12 @@ from collections.abc import Iterator
 
 import polars as pl
 
-from ragdiff.core import textio
-from ragdiff.core.corpus import Corpus
+from ragdiff.core.io import textio
+from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
-from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import EvalSettings, RunEval, query_table
-from ragdiff.core.runs import RUN_SCHEMA
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.metrics.specs import EvalSettings, RunEval, query_table
+from ragdiff.core.io.runs import RUN_SCHEMA
 
 
 def contexts(gold: Gold, corpus: Corpus, level: str = "gold", threshold: int = 1) -> Iterator[dict]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
-from ragdiff.core.gold import Gold
-from ragdiff.core.provenance import NO_CHANGE, SAVED, Entry
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.judge.provenance import NO_CHANGE, SAVED, Entry
 
 _AGE = re.compile(r"\s*(\d+)\s*([dwmy]?)\s*\Z")
 _UNIT_DAYS = {"": 1, "d": 1, "w": 7, "m": 30, "y": 365}
@@ -140,7 +140,7 @@ def snapshot_path(label_path: str | Path) -> Path:
     """The sidecar of a label file (beside the file a symbolic link points to, as the journal is)."""
     import os
 
-    from ragdiff.core.formats import locate
+    from ragdiff.core.io.formats import locate
 
     real = Path(os.path.realpath(locate(label_path).file))
     return real.with_name(real.name + SNAPSHOT_SUFFIX)
@@ -174,7 +174,7 @@ def named_chunks(gold: Gold) -> set[str]:
 
 def take_snapshot(gold: Gold, corpus_path: Path, sha256: str) -> tuple[ChunkSnapshot, list[str]]:
     """The fingerprints of the named chunks in this corpus, and the named chunks it does not hold."""
-    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.io.corpus import Corpus
 
     corpus = Corpus(corpus_path)
     named = named_chunks(gold)
@@ -236,7 +236,7 @@ class ChunkCheck:
 
 def check_chunks(gold: Gold, snap: ChunkSnapshot, corpus_path: Path) -> ChunkCheck:
     """Each judged chunk of the snapshot against the corpus at hand."""
-    from ragdiff.core.corpus import Corpus
+    from ragdiff.core.io.corpus import Corpus
 
     corpus = Corpus(corpus_path)
     judged = gold.judgments.select("query_id", "chunk_id")

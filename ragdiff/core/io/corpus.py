@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragdiff.core.errors import InputError
-from ragdiff.core.textio import check_file
+from ragdiff.core.io.textio import check_file
 
 # the id is found without parsing the whole line; the line is parsed only when its text is asked for
 _ID = re.compile(rb'"_?id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragdiff.core.choices import DEFAULT_FLIPS, DEFAULT_SEED
+from ragdiff.core.io.choices import DEFAULT_FLIPS, DEFAULT_SEED
 
 EXACT_MAX = 16  # 2^16 sign patterns: enumerate instead of sampling
 _BLOCK_CELLS = 1 << 20  # cells of one (flips × queries) block: 8 MB of float64

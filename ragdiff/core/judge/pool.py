@@ -26,12 +26,12 @@ import polars as pl
 
 from ragdiff.core import vocab
 from ragdiff.core.folding import find_spans
-from ragdiff.core.gold import Gold
-from ragdiff.core.journal import utc_now
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.labels.journal import utc_now
 from ragdiff.core.labels.marks import Judgment
 from ragdiff.core.labels.store import Changed, Judgments
-from ragdiff.core.metrics import aligned_frame, judged_pairs
-from ragdiff.core.runs import Run
+from ragdiff.core.metrics.specs import aligned_frame, judged_pairs
+from ragdiff.core.io.runs import Run
 
 FLAGS_SUFFIX = ".ragdiff-flags.jsonl"
 

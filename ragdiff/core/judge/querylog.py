@@ -44,7 +44,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core.errors import InputError, UsageError
-from ragdiff.core.textio import BOM, BOM_CHAR
+from ragdiff.core.io.textio import BOM, BOM_CHAR
 
 __all__ = ["LogQuery", "QueryLog", "fold", "read_log", "render", "sample", "FORMATS"]
 

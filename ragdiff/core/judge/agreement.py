@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core import vocab
-from ragdiff.core.gold import Gold
+from ragdiff.core.labels.gold import Gold
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ def verdicts(run_a, run_b, golds: list[Gold], settings) -> tuple[list[dict], dic
     """`ragdiff diff RUN_A RUN_B`'s verdicts under each label file (the same metrics, settings and seeded test),
     and per metric whether they agree: the same verdict (gain, drop, inside the noise, same, by hand) with the
     change in the same direction."""
-    from ragdiff.core.diff import compare
-    from ragdiff.core.metrics import default_metrics, evaluate
+    from ragdiff.core.metrics.diff import compare
+    from ragdiff.core.metrics.specs import default_metrics, evaluate
 
     metrics = default_metrics(settings.k, settings.depth, "diff")
     out = []

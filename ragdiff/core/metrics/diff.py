@@ -16,11 +16,11 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core import fmt
-from ragdiff.core.gold import Gold
-from ragdiff.core.metrics import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, can_count,
+from ragdiff.core.labels.gold import Gold
+from ragdiff.core.metrics.specs import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window, can_count,
                                   counted_values, evaluate, per_query_values, prepare, promote, rows_of_pairs,
                                   unjudged_in, window_counts)
-from ragdiff.core.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, bootstrap_ci, detectable_jobs, paired_tests
+from ragdiff.core.metrics.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, bootstrap_ci, detectable_jobs, paired_tests
 from ragdiff.core import words
 
 MIN_QUERIES_FOR_VERDICT = 30
@@ -814,7 +814,7 @@ def _ranked(ev: RunEval, gold: Gold | None, index: dict[str, int], cut: int) -> 
 
     The chunk ids are hashed as they are filtered (at depth 1000, 394 of every 1,000 rows) and no string is
     gathered: `_common` checks only the joined pairs against the strings. A query's rows are one stretch
-    (core/runs.py orders them), so the query of every row comes from one run-length pass over the query column,
+    (core/io/runs.py orders them), so the query of every row comes from one run-length pass over the query column,
     not a join on strings."""
     frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
     top = frame.get_column("rank").to_numpy() <= cut

@@ -1,0 +1,1 @@
+"""Judging: the pool and its orders, drafts, provenance, staleness, agreement, labels from traffic."""
