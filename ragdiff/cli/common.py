@@ -6,6 +6,7 @@ import argparse
 import errno
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -139,9 +140,11 @@ def start_loading(args: argparse.Namespace, run_paths: list[Path]) -> list[Pendi
     return started
 
 
-def load_inputs(args: argparse.Namespace, run_paths: list[Path],
-                started: list[PendingRun] | None = None) -> tuple[Gold, list[Run]]:
-    """The gold set, then the runs, each error in that order; `started`: start_loading's, for run_paths."""
+def load_inputs(args: argparse.Namespace, run_paths: list[Path], started: list[PendingRun] | None = None,
+                each: Callable[[Gold, Run], None] | None = None) -> tuple[Gold, list[Run]]:
+    """The gold set, then the runs, each error in that order; `started`: start_loading's, for run_paths.
+    `each` is called with the gold set and every run as soon as that run is read, before the next is: to
+    begin work on it in another thread (the checks below still come first for the caller's results)."""
     from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.io.runs import load_run
 
@@ -149,8 +152,12 @@ def load_inputs(args: argparse.Namespace, run_paths: list[Path],
     assert [p.path for p in started] == [Path(p) for p in run_paths[:len(started)]]
     try:
         gold = load_gold(args.gold, args.gold_format)
-        runs = [started[i].result() if i < len(started) else load_run(p, args.run_format, keep_first=args.keep_first)
-                for i, p in enumerate(run_paths)]
+        runs = []
+        for i, p in enumerate(run_paths):
+            runs.append(started[i].result() if i < len(started)
+                        else load_run(p, args.run_format, keep_first=args.keep_first))
+            if each is not None:
+                each(gold, runs[-1])
     finally:
         for pending in started:
             pending.cancel()

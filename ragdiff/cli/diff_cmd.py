@@ -96,15 +96,29 @@ def compare_all(args: argparse.Namespace, started: list | None = None) -> tuple[
     """Load, evaluate and compare every run with the baseline: the diffs, the report every output renders,
     the evaluations (baseline first) and the gold set. `started`: common.start_loading's reads."""
     threads = 2 if one_blas_thread() else 1
+    from concurrent.futures import ThreadPoolExecutor
+
     from ragdiff.core.metrics.diff import compare
-    from ragdiff.core.metrics.specs import default_metrics, evaluate_runs
+    from ragdiff.core.metrics.specs import default_metrics, evaluate
     from ragdiff.core.report.diff_doc import report
     from ragdiff.core.report.notes import drafts_note
 
     settings = settings_from(args)
-    gold, runs = load_inputs(args, [args.base, *args.runs], started)
     metrics = args.metrics or default_metrics(settings.k, settings.depth, "diff")
-    evals = evaluate_runs(runs, gold, settings, metrics, bounds=True)
+    # each run is evaluated as soon as it is read and ordered: the baseline's evaluation (polars, its own
+    # threads) runs while the next run is ordered (numpy, one core), where they ran one after the other.
+    # The same evaluations as metrics.evaluate_runs; their errors come after the inputs' checks, as there
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="ragdiff-evaluate") as pool:
+        pending = []
+        try:
+            gold, runs = load_inputs(args, [args.base, *args.runs], started,
+                                     each=lambda g, run: pending.append(
+                                         pool.submit(evaluate, run, g, settings, metrics, bounds=True)))
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+        evals = [future.result() for future in pending]
     warning = corpus_warning(gold, args.corpus, strict=args.strict_corpus)
     if warning:
         warn(warning)
