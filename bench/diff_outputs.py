@@ -4,7 +4,7 @@
     python bench/diff_outputs.py check /tmp/before                 # this tree's outputs against them (exit 1 if any differ)
 
 The outputs: `diff --json`, the text report and `--markdown` on ragdiff/sample_runs (one run, several runs,
---fail-on-regression, --by-tag and --drafted as-labels), and `diff --json` and the text report of the seeded 1M pair
+--fail-on-regression, --by-tag and --drafted as-labels), and `diff --json`, the text report and `--markdown` of the seeded 1M pair
 (bench/data/1000x1000, made by ../shared/bench/gen_big.py) at depths 10, 100 and 1000. Each command's stdout,
 stderr and exit code are kept.
 """
@@ -43,6 +43,7 @@ def cases() -> dict[str, list[str]]:
         for depth in (10, 100, 1000):
             out[f"pair_d{depth}.json"] = [*pair, "--depth", str(depth), "--json"]
             out[f"pair_d{depth}.txt"] = [*pair, "--depth", str(depth)]
+            out[f"pair_d{depth}.md"] = [*pair, "--depth", str(depth), "--markdown"]
     return out
 
 
