@@ -134,7 +134,7 @@ def test_bad_logs_are_one_message_each_and_write_nothing(tmp_path, capsys):
         "binary.log": (b"\x00\x01\x02query\n", "not a text file"),
         "empty.txt": (b"\n  \n", "the log is empty"),
         "latin1.txt": ("caf\u00e9\n".encode("latin-1"), "not UTF-8"),
-        "bad.jsonl": (b'{"query": "a"}\n{"query": \n', "not JSON"),
+        "bad.jsonl": (b'{"query": "a"}\n{"query": \n', "invalid JSON"),
     }
     for name, (data, words) in cases.items():
         log = tmp_path / name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -170,6 +171,22 @@ def tidy_lines(data: bytes) -> bool:
 def json_error(path: Path, text: str, err) -> InputError:
     """An InputError from a json.JSONDecodeError, keeping its line."""
     return InputError(path, f"invalid JSON ({err.msg}, column {err.colno})", err.lineno)
+
+
+def json_objects(path: Path, text: str, expected: str):
+    """(line, object) of every non-blank line of a JSON-lines text; a line that is not JSON, or not an object,
+    is an InputError naming the line and `expected` (what each line should hold)."""
+    # lines end at \n alone: U+2028, U+2029 and U+0085 may stand raw inside a JSON string (splitlines breaks there)
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"invalid JSON ({err.msg}); expected {expected}", number) from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"a JSON {type(record).__name__}, not an object; expected {expected}", number)
+        yield number, record
 
 
 def line_of(text: str, needle: str, start: int = 0) -> int | None:

@@ -17,7 +17,7 @@ from ragdiff.core import vocab
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels import LabelFile
 from ragdiff.core.labels.document import check_grade
-from ragdiff.core.io.textio import read_text
+from ragdiff.core.io.textio import json_objects, read_text
 
 
 @dataclass(frozen=True)
@@ -29,18 +29,7 @@ class Draft:
 
 
 def _records(path: Path, expected: str):
-    """(line, object) of every non-blank line; bad input names the line and what was expected."""
-    # lines end at \n alone: U+2028, U+2029 and U+0085 may stand raw inside a JSON string (splitlines breaks there)
-    for number, raw in enumerate(read_text(path).split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"invalid JSON ({err.msg}); expected {expected}", number) from None
-        if not isinstance(record, dict):
-            raise InputError(path, f"a JSON {type(record).__name__}; expected {expected} on each line", number)
-        yield number, record
+    return json_objects(path, read_text(path), f"{expected} on each line")
 
 
 def _check_grade(path: Path, grade, number: int) -> None:

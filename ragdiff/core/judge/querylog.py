@@ -44,7 +44,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core.errors import InputError, UsageError
-from ragdiff.core.io.textio import BOM, BOM_CHAR
+from ragdiff.core.io.textio import BOM, BOM_CHAR, json_objects
 
 __all__ = ["LogQuery", "QueryLog", "fold", "read_log", "render", "sample", "FORMATS"]
 
@@ -153,18 +153,8 @@ def _table(path: Path, fmt: str, text: str) -> pl.DataFrame:
             first = str(err).strip().split("\n")[0]
             raise InputError(path, f"cannot read it as {fmt.upper()} ({first}); expected a header line and one "
                                    "query a row") from None
-    rows = []
-    for n, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"not JSON ({err.msg}); expected one JSON object a line", n) from None
-        if not isinstance(row, dict):
-            raise InputError(path, f"a JSON {type(row).__name__}, not an object; expected one JSON object a line", n)
-        rows.append({k: (v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False))
-                     for k, v in row.items()})
+    rows = [{k: (v if isinstance(v, str) or v is None else json.dumps(v, ensure_ascii=False)) for k, v in row.items()}
+            for _, row in json_objects(path, text, "one JSON object a line")]
     names = list(dict.fromkeys(k for r in rows for k in r))
     return pl.DataFrame({k: [r.get(k) for r in rows] for k in names}, schema={k: pl.String for k in names})
 

@@ -22,7 +22,7 @@ from ragdiff.core.labels.document import JUDGMENT_SCHEMA, QUERY_SCHEMA, LabelDoc
 from ragdiff.core.labels.edits import newline_of, text_lines
 from ragdiff.core.labels.errors import LabelFormatError
 from ragdiff.core.labels.yaml_edits import map_grade
-from ragdiff.core.io.textio import FIELD_CLASS, SPACE, SPACE_CLASS, odd_space
+from ragdiff.core.io.textio import FIELD_CLASS, SPACE, SPACE_CLASS, json_objects, odd_space
 
 # a line's pieces, separators kept, split by trec_eval's white space (textio.SPACE) as the reader splits it
 _TREC_LINE = re.compile("({s}*)({f}+)({s}+)({f}+)({s}+)({f}+)({s}+)({f}+)({s}*)".format(s=SPACE_CLASS, f=FIELD_CLASS))
@@ -376,15 +376,10 @@ def read_beir_queries(folder: Path) -> dict[str, str | None]:
     queries_path = folder / "queries.jsonl"
     if not queries_path.exists():
         return texts
-    for number, raw in enumerate(read_text(queries_path).split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InputError(queries_path, f"invalid JSON ({err.msg}); expected {{\"_id\", \"text\"}}", number) from None
-        if not isinstance(record, dict) or "_id" not in record:
-            raise InputError(queries_path, "expected {\"_id\", \"text\"} on each line", number)
+    expected = '{"_id", "text"} on each line'
+    for number, record in json_objects(queries_path, read_text(queries_path), expected):
+        if "_id" not in record:
+            raise InputError(queries_path, f"no _id; expected {expected}", number)
         qid, text = record["_id"], record.get("text")
         if isinstance(qid, bool) or not isinstance(qid, (str, int)):
             raise InputError(queries_path, f"_id is {json.dumps(qid)}; expected a string (or a whole number)", number)
