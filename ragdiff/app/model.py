@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from ragdiff.app.header_numbers import Header, compute_verdicts, header_of, without_lists
-from ragdiff.app.query_labels import QueryLabels, labels_frame
+from ragdiff.app.query_labels import QueryLabels
 from ragdiff.app.views import Basis, KView, unjudged_rows_of, unjudged_tables, view_at
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.store import Judgments, stretches
@@ -59,7 +59,8 @@ class MissedGold:
 
 
 class ReviewModel:
-    """Two runs against one gold set at one k. Call `set_k` to change k, `apply_change` after a mark.
+    """Two runs against one gold set at one k. Call `set_k` to change k; the labels are the judgment store's,
+    and a change there (`store.apply`, or `apply_change`) rescores the queries it touches (`relabel`).
 
     Loading does only what the first screen needs: both runs prepared and scored at k, and an index of each
     run's (and the labels') rows by query. A query's ranked rows, with their labels and their rank in the other
@@ -100,7 +101,6 @@ class ReviewModel:
         self._gold_name = gold.path.name
         self._generation += 1
         settings = self.settings
-        labels = labels_frame(gold, settings.level)
         self._frames = {}
         self._index = {}
         for side, run in (("a", self.run_a), ("b", self.run_b)):
@@ -124,7 +124,6 @@ class ReviewModel:
         self._prepared = tuple(prepare(run, gold, settings, unjudged_depth=0) for run in (self.run_a, self.run_b))
         by_k = tuple(ByK(prepared, settings) for prepared in self._prepared)
         # the screen's own unjudged rows (unjudged@k) come after the first screen: `unjudged_job`
-        self._judged_labels = judged_pairs(labels)
         self._curves = None
         self._row_cache.clear()
         self._views.clear()
@@ -145,7 +144,7 @@ class ReviewModel:
         hand the result to `apply_unjudged`. None when they are there. Until then unjudged@k has no count."""
         if self._basis.unjudged is not None:
             return None
-        return self._generation, unjudged_tables, (self._frames, self._judged_labels, self.settings.depth,
+        return self._generation, unjudged_tables, (self._frames, self.store.gold().judgments, self.settings.depth,
                                                    self._position, len(self._query_order))
 
     def apply_unjudged(self, generation: int, result) -> bool:

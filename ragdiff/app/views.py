@@ -13,8 +13,8 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core.metrics import diff as core_diff
-from ragdiff.core.metrics.specs import EvalSettings, PreparedRun, RunEval, default_metrics, rows_without
 from ragdiff.core.metrics.by_k import ByK, Ranked
+from ragdiff.core.metrics.specs import EvalSettings, PreparedRun, RunEval, default_metrics, judged_pairs, rows_without
 
 
 # slots, not frozen: set_k makes one per query (10,000 frozen ones cost ~10 ms of CPU per k, these ~1 ms)
@@ -218,9 +218,10 @@ def unjudged_rows_of(frame: pl.DataFrame, judged: pl.DataFrame, depth: int) -> p
     return rows_without(frame, judged, depth).select("query_id", "rank")
 
 
-def unjudged_tables(frames: dict[str, pl.DataFrame], judged: pl.DataFrame, depth: int, at: dict[str, int],
+def unjudged_tables(frames: dict[str, pl.DataFrame], judgments: pl.DataFrame, depth: int, at: dict[str, int],
                     queries: int) -> tuple[Ranked, Ranked]:
-    """Both runs' unjudged rows down to depth, by query in the order of `at` (what `view_at` counts unjudged@k
-    from; a mark replaces one query's stretch, `Ranked.replaced`)."""
+    """Both runs' unjudged rows down to depth (no judgment in the gold set's `judgments`), by query in the order
+    of `at` (what `view_at` counts unjudged@k from; a mark replaces one query's stretch, `Ranked.replaced`)."""
+    judged = judged_pairs(judgments)
     return tuple(Ranked.of_stretches(unjudged_rows_of(frames[side], judged, depth), "rank", at, queries)
                  for side in ("a", "b"))
