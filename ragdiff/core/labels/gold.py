@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from ragdiff.core.io.formats import GOLD_FORMATS, beir_qrels_file, locate, sniff
-from ragdiff.core.labels.document import DRAFT_SCHEMA, JUDGMENT_SCHEMA, QUERY_DETAILS, QUERY_SCHEMA
+from ragdiff.core.labels.document import DRAFT_SCHEMA, JUDGMENT_SCHEMA, QUERY_SCHEMA
 from ragdiff.core.io.textio import read_text
 from ragdiff.core.vocab import SCORING_LEVELS
 
