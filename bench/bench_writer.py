@@ -111,7 +111,8 @@ def flood(gold: Path, decisions: int, seed: int) -> dict:
 
 
 def judge_quit(folder: Path) -> dict:
-    from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+    from ragdiff.app.judge import JudgeScreen
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
     from ragdiff.core.labels.gold import load_gold
 
     paths = trial_set(folder)

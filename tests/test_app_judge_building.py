@@ -282,18 +282,18 @@ async def test_a_q_after_a_key_held_for_the_queue_is_the_queues(lesson, settled,
 
 
 async def test_no_thread_waits_for_the_build_while_it_runs(lesson, settled, monkeypatch, gates):
-    """While the queue is built, the only thread in judge.py's or threads.detached's code is the build's own (a
-    daemon): the worker awaits it on the event loop, so the app's cancelling it as it ends is seen at once and
-    nothing polls for it. Before, a thread worker sat in detached (then in judge.py), waking every 50 ms to look
+    """While the queue is built, the only thread in the queue's code (judge.py, judging.py) or threads.detached's is
+    the build's own (a daemon): the worker awaits it on the event loop, so the app's cancelling it as it ends is
+    seen at once and nothing polls for it. Before, a thread worker sat in detached (then in judge.py), waking every 50 ms to look
     for a cancel, and the end of the process waited for its next look."""
     import sys
 
-    from ragdiff.app import judge, threads
+    from ragdiff.app import judge, judging, threads
 
     app, release, builds = held_review(lesson, monkeypatch, gates)
-    watched = {judge.__file__, threads.__file__}
+    watched = {judge.__file__, judging.__file__, threads.__file__}
 
-    def in_judge(frame) -> bool:  # a frame of judge.py's or threads.py's own code on this thread's stack
+    def in_judge(frame) -> bool:  # a frame of the queue's or threads.py's own code on this thread's stack
         while frame is not None:
             if frame.f_code.co_filename in watched:
                 return True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragdiff.app.judge import JudgeApp, JudgeInputs
+from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
 from test_judge import opened
 

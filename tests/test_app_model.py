@@ -151,7 +151,7 @@ def test_query_words_marked_on_the_texts_own_characters_when_folding_changes_len
 
 
 def test_hits_snippet_marks_stay_on_the_match_after_control_characters_are_made_visible():
-    from ragdiff.app.judge import HitsScreen
+    from ragdiff.app.judge_search import HitsScreen
     from ragdiff.core.judge.pool import Hit
 
     snippet = "a\u202e\x9b refund"

@@ -128,7 +128,7 @@ def test_judge_screen(size, sample_runs, tmp_path, snap_compare):
     over most of the screen with the query's words marked, progress for the pool and the query."""
     import shutil
 
-    from ragdiff.app.judge import JudgeApp, JudgeInputs
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     from test_judge import opened, strip_judgments
 

@@ -60,7 +60,7 @@ def test_depth_and_bad_input(tmp_path, capsys):
 
 async def test_judge_bm25_pools_the_built_in_run_beside_the_runs_given(sample_runs, tmp_path):
     """`judge RUN --corpus C --bm25`: the team's one run plus BM25, pooled with no file step."""
-    from ragdiff.app.judge import JudgeApp, JudgeInputs
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     from test_app_keys import demo_copy
     from test_app_pilot import SIZE

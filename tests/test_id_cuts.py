@@ -155,7 +155,7 @@ async def test_review_ids_at_every_width_from_80_to_160(sample_runs, tmp_path):
 async def test_judge_ids_at_every_width_from_80_to_160(sample_runs, tmp_path):
     """`ragdiff judge` on the three sample runs (the fused run brings chunks from ranks 11-50: the biggest
     pools) at every width from 80 to 160 columns (24 rows), a different query at each."""
-    from ragdiff.app.judge import JudgeApp, JudgeInputs
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     from test_judge import opened
 

@@ -7,7 +7,8 @@ import re
 import shutil
 from contextlib import asynccontextmanager
 
-from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+from ragdiff.app.judge import JudgeScreen
+from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 from ragdiff.app.widgets.chunk_view import ChunkView
 
 from conftest import settle

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 from ragdiff.app import corpus_search
-from ragdiff.app.judge import HitsScreen
+from ragdiff.app.judge_search import HitsScreen
 from ragdiff.core.retrieval.bm25 import Bm25Index, run_bm25
 from ragdiff.core.judge.pool import search_corpus
 

@@ -38,7 +38,8 @@ CHILD = textwrap.dedent("""
     import asyncio, os, sys
     from pathlib import Path
     from textual import events
-    from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+    from ragdiff.app.judge import JudgeScreen
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     folder = Path(sys.argv[1])
     drawn = JudgeScreen.show_position

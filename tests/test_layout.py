@@ -171,7 +171,7 @@ async def test_search_escape_long_status_and_unjudged_look(sample_runs, tmp_path
 async def test_judge_is_whole_at_every_size(sample_runs, tmp_path, screen):
     """`ragdiff judge` resized through the four sizes: the header and the query line wrap rather than lose
     their ends (top 10 each, this query 0/12 judged), and no rank in the pool is cut."""
-    from ragdiff.app.judge import JudgeApp, JudgeInputs
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     from test_judge import opened, strip_judgments
 

@@ -1,19 +1,57 @@
-"""The judging queue's wiring in the review (`J`): the first J builds the queue (`ragdiff.app.judge`) in a
-worker from the store's gold frames while the keys typed meanwhile are held for it, hears what the store took
-meanwhile once it is built (`Judgments.since`), and later J's open it at once at the query on screen.
+"""The judging queue's wiring: the queue built in a worker (`build_queue`) and the label writer's outcomes applied
+to it (`apply_outcome`), for `ragdiff judge` and the review alike; and in the review (`J`, `JudgingQueue`): the
+first J builds the queue from the store's gold frames while the keys typed meanwhile are held for it, hears what
+the store took meanwhile once it is built (`Judgments.since`), and later J's open it at once at the query on
+screen.
 
-Mixed into `ragdiff.app.app.ReviewApp` (Textual finds `on_queue_built` on this class too). `ragdiff.app.judge`
-is imported at the first J only.
+`JudgingQueue` is mixed into `ragdiff.app.app.ReviewApp` (Textual finds `on_queue_built` on this class too).
+`ragdiff.app.judge` (the screen) is imported at the first J only.
 """
 
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 
 from rich.text import Text
 
 from ragdiff.app.messages import QueueBuilt
 from ragdiff.app.text import clean
+
+
+async def build_queue(runs: list, gold, pool: int, label_path: Path, post, store=None) -> None:
+    """The review's judging queue, an async Textual worker: `runs` and `gold` are the review model's as they
+    were when J was pressed (a mark replaces the model's gold set, never changes it in place); its labels are
+    the review's store (`store`), whose changes meanwhile reach it once it is built (on_queue_built).
+    Posts QueueBuilt.
+
+    The build (1-2 s at 10,000 queries) is `detached`: quitting meanwhile does not wait for it. The flags file is
+    read there too; a flag whose write is still under way then (its line torn or not yet there) reaches the
+    queue as its MarkDone, which comes after J."""
+    from ragdiff.app.threads import detached
+    from ragdiff.core.judge.pool import JudgeQueue, read_flags
+
+    built = await detached(lambda: JudgeQueue.build(runs, gold, pool, read_flags(label_path), store=store),
+                           "ragdiff-judge-queue")
+    if isinstance(built, BaseException):  # said on the status line, never a traceback on screen
+        post(QueueBuilt(None, f"cannot build the judging queue: {type(built).__name__}: {built}"))
+        return
+    post(QueueBuilt(built))
+
+
+def apply_outcome(queue, message, changes: bool = True) -> None:
+    """A label job's outcome applied to the judging queue: the one place it happens, called by the app that
+    keeps the queue (`ragdiff judge`, or the review once J has built it) whichever screen is up — a decision
+    whose save failed leaves the in-flight set even when its screen has closed. `changes`: its Changes go to the
+    queue's store too (`ragdiff judge`, whose queue holds the store; the review applies them to its own)."""
+    if queue is not None:
+        from ragdiff.app import drafted_query
+
+        drafted_query.apply_outcome(queue, message)
+        flagged = message.target if message.flagged and not message.error else None
+        queue.apply(message.changes if changes else [], failed=message.target if message.error else None,
+                    flagged=None if flagged is None else (flagged.query_id, flagged.chunk_id))
+
 
 JUDGE_POOL = 10  # the judging queue from the review pools each run's top 10 (`ragdiff judge --pool`'s default)
 
@@ -23,7 +61,7 @@ class JudgingQueue:
         """The judging queue (`ragdiff judge`) over both runs' pools, at the query on screen. The first J builds
         it in a worker (1-2 s at 10,000 queries); the keys typed meanwhile are held and then act on the queue's
         screen, in order, as if it had opened at once."""
-        from ragdiff.app.judge import CLOSE_KEYS, build_queue
+        from ragdiff.app.judge import CLOSE_KEYS
 
         model = self.model
         if model is None:

@@ -82,7 +82,7 @@ class MarkPath:
             if message.flagged and not message.error:
                 self.store.flag(message.target.query_id, message.target.chunk_id)
         if self._judge_queue is not None:  # J built it: a failed decision leaves its flight, a query kept/dropped
-            from ragdiff.app.judge import apply_outcome
+            from ragdiff.app.judging import apply_outcome
 
             apply_outcome(self._judge_queue, message, changes=False)
         judge = self._judge_screen()  # a decision made in the judging queue: it shows it (under ? too)

@@ -67,7 +67,7 @@ def run_judge(args: argparse.Namespace) -> int:
     if args.order not in (None, "rank"):
         raise UsageError(f"--order {args.order} goes with --simulate ORACLE for now: the queue on screen walks "
                          "the rank order")
-    from ragdiff.app.judge import JudgeApp, JudgeInputs
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
