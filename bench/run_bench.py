@@ -417,9 +417,10 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
                lambda: evaluate(run_a, gold, settings, metrics))
     ev_b = lap("evaluate(run_b)", lambda: evaluate(run_b, gold, settings, metrics))
     import ragdiff.core.metrics.diff as diff_mod
+    import ragdiff.core.metrics.overlap as overlap_mod
 
-    spent = {"paired_tests": 0.0, "_overlap": 0.0}
-    originals = {"paired_tests": stats_mod.paired_tests, "_overlap": diff_mod._overlap}
+    spent = {"paired_tests": 0.0, "overlap_of": 0.0}
+    originals = {"paired_tests": stats_mod.paired_tests, "overlap_of": overlap_mod.overlap_of}
 
     def timing(name):
         def timed(*a, **kw):
@@ -438,7 +439,7 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     print(f"#     of which paired_tests (sign flips + bootstrap, all metrics in one batch) "
           f"{spent['paired_tests']:7.3f} s")
     print(f"#     of which the overlap (Jaccard, RBO at k and at depth {depth})"
-          f"{'':21s}{spent['_overlap']:7.3f} s")
+          f"{'':21s}{spent['overlap_of']:7.3f} s")
     print(f"# total in this process {time.perf_counter() - t0:.3f} s")
 
 

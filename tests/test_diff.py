@@ -424,15 +424,15 @@ def test_overlap_is_exact_when_chunk_hashes_collide(tmp_path, monkeypatch, colli
     import numpy as np
     import polars as pl
 
-    from ragdiff.core.metrics import diff as diff_module
+    from ragdiff.core.metrics import overlap
 
     hashes = {"constant": lambda e: pl.lit(7, dtype=pl.UInt64).repeat_by(e.len()).explode(),
               "length": lambda e: e.str.len_bytes().cast(pl.UInt64),
               "first letter": lambda e: e.str.slice(0, 1).hash(seed=1),
-              "across queries": diff_module._chunk_hashes}
-    monkeypatch.setattr(diff_module, "_chunk_hashes", hashes[colliding])
+              "across queries": overlap._chunk_hashes}
+    monkeypatch.setattr(overlap, "_chunk_hashes", hashes[colliding])
     if colliding == "across queries":
-        monkeypatch.setattr(diff_module, "_QUERY_MIX", np.uint64(0))
+        monkeypatch.setattr(overlap, "_QUERY_MIX", np.uint64(0))
     rng = random.Random(5)
     pool = [f"{letter}{i}" for letter in "xy" for i in range(30)]  # lengths 2 and 3, two first letters
     lists = {f"q{q}": (rng.sample(pool, rng.randint(0, 30)), rng.sample(pool, rng.randint(0, 30)))
