@@ -386,7 +386,9 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     t0 = time.perf_counter()
     import polars as pl
 
+    from ragdiff.core.io import run_order as order_mod
     from ragdiff.core.io import runs as runs_mod
+    from ragdiff.core.io import trec_run as trec_mod
     from ragdiff.core.metrics.diff import compare
     from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.labels.gold import load_gold
@@ -403,11 +405,11 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
           f"imports {time.perf_counter() - t0:.3f} s")
     gold = lap("load_gold(qrels.txt)", lambda: load_gold(folder / "qrels.txt"))
     path = folder / "run_b.trec"
-    lap("run_b: _load_trec (plain file: pl.read_csv + checks)", lambda: runs_mod._load_trec(path))
-    lap("run_b:   (the general path: whitespace_columns regex + casts)", lambda: runs_mod._load_any_trec(path))
-    frame = runs_mod._load_trec(path).with_columns(pl.col("query_id").cast(pl.Categorical))
-    frame = lap("run_b: _dedupe (distinct chunks per query)", lambda: runs_mod._dedupe(path, frame, False, False))
-    lap("run_b: _order (sort qid, score desc, chunk desc; rank)", lambda: runs_mod._order(frame, True))
+    lap("run_b: _load_trec (plain file: pl.read_csv + checks)", lambda: trec_mod._load_trec(path))
+    lap("run_b:   (the general path: whitespace_columns regex + casts)", lambda: trec_mod._load_any_trec(path))
+    frame = trec_mod._load_trec(path).with_columns(pl.col("query_id").cast(pl.Categorical))
+    frame = lap("run_b: _dedupe (distinct chunks per query)", lambda: order_mod._dedupe(path, frame, False, False))
+    lap("run_b: _order (sort qid, score desc, chunk desc; rank)", lambda: order_mod._order(frame, True))
     del frame
     run_a = lap("load_run(run_a) total", lambda: runs_mod.load_run(folder / "run_a.trec"))
     run_b = lap("load_run(run_b) total", lambda: runs_mod.load_run(path))

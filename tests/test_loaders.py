@@ -189,7 +189,8 @@ def test_escaped_surrogate_pairs_are_joined_and_lone_ones_refused(tmp_path):
 def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
     from polars.testing import assert_frame_equal
 
-    from ragdiff.core.io.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, ordered_frame
+    from ragdiff.core.io.runs import RUN_SCHEMA, ordered_frame
+    from ragdiff.core.io.trec_run import _load_any_trec, _load_plain_trec
 
     import random
     rng = random.Random(5)
@@ -216,7 +217,7 @@ def test_fast_trec_path_reads_exactly_what_the_general_path_reads(tmp_path):
 def test_the_fast_trec_reader_hands_every_faulty_line_to_the_general_path(tmp_path, line):
     """A short line, an empty field, a rank that is not a whole number >= 0, a score that is not a finite
     number: the fast reader declines the file, and the general path names the line."""
-    from ragdiff.core.io.runs import _load_plain_trec
+    from ragdiff.core.io.trec_run import _load_plain_trec
 
     p = tmp_path / "run.trec"
     p.write_text("".join(f"q{i} Q0 c{i} {i} 0.5 t\n" for i in range(300)) + line + "\n")

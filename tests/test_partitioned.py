@@ -9,6 +9,7 @@ import random
 import pytest
 
 from ragdiff.cli.main import main
+from ragdiff.core.io import trec_run
 from ragdiff.core.metrics import partitioned
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.gold import load_gold
@@ -66,7 +67,7 @@ def test_parts_give_the_in_memory_numbers(tmp_path, seed, rows_per_part):
 
 def test_the_split_really_makes_several_parts(tmp_path):
     run, gold_path = write_case(tmp_path, 1)
-    parts = partitioned.split(run, load_gold(gold_path), rows_per_part=200)
+    parts = trec_run.split(run, load_gold(gold_path).aliases(), rows_per_part=200)
     try:
         assert len(parts.parts) > 3
     finally:
@@ -150,8 +151,6 @@ def test_a_repeated_chunk_is_named_as_in_memory(tmp_path, gap):
 
 
 def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
-    from ragdiff.core.io import runs
-
     texts = {
         "plain": "q1 Q0 a#1 1 1.0 t\nq1 Q0 b 2 0.5 t\n",
         "comment": "q1 Q0 a 1 1.0 t\n# note\nq1 Q0 b 2 0.5 t\n",
@@ -164,12 +163,12 @@ def test_block_wise_plain_check_agrees_at_any_block_size(tmp_path):
     for name, text in texts.items():
         path = tmp_path / f"{name}.trec"
         path.write_text(text, encoding="utf-8")
-        whole = runs._is_plain(path)
+        whole = trec_run._is_plain(path)
         assert whole == (name == "plain"), name
         for block in (3, 4, 5, 7, 16):
             with path.open("rb") as handle:
                 # small blocks put block boundaries inside every line, `\n#` included
-                assert runs._blocks_are_plain(handle, block=block) == whole, (name, block)
+                assert trec_run._blocks_are_plain(handle, block=block) == whole, (name, block)
 
 
 def _untidy(text: str, rng: random.Random) -> str:
@@ -190,7 +189,7 @@ def _untidy(text: str, rng: random.Random) -> str:
 def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, rows_per_part):
     run, gold_path = write_case(tmp_path, 4)
     run.write_text(_untidy(run.read_text(), random.Random(4)), encoding="utf-8")
-    assert not partitioned._is_tidy(run)
+    assert not trec_run._is_tidy(run)
     gold = load_gold(gold_path)
     settings = EvalSettings(k=5, depth=20)
     metrics = default_metrics(5, 20)
@@ -210,20 +209,18 @@ def test_blank_lines_and_odd_white_space_give_the_in_memory_numbers(tmp_path, ro
 def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_split_once(tmp_path, monkeypatch, text):
     """The in-memory reader's quick check lets these through to polars (which then refuses them); the in-parts
     reader finds them in its first pass, before it splits: the run is split once, from the plain copy."""
-    from ragdiff.core.io import runs
-
     (tmp_path / "run.trec").write_text(text)
     (tmp_path / "qrels.txt").write_text("q1 0 d2 1\n")
     gold = load_gold(tmp_path / "qrels.txt")
-    assert runs._is_plain(tmp_path / "run.trec")
+    assert trec_run._is_plain(tmp_path / "run.trec")
     splits = []
-    real = partitioned.split
+    real = trec_run.split
 
     def counting(*args, **kwargs):
         splits.append(kwargs.get("source", args[4] if len(args) > 4 else None))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(partitioned, "split", counting)
+    monkeypatch.setattr(trec_run, "split", counting)
     whole = evaluate(load_run(tmp_path / "run.trec"), gold, EvalSettings(), default_metrics(5, 50))
     parts = evaluate_partitioned(tmp_path / "run.trec", gold, EvalSettings(), default_metrics(5, 50))
     assert parts.means == whole.means and whole.means["mrr"] == 0.5
@@ -232,8 +229,8 @@ def test_a_plain_looking_run_with_a_blank_line_or_doubled_space_is_split_once(tm
 
 def test_a_tidy_run_is_split_as_it_is(tmp_path, monkeypatch):
     run, gold_path = write_case(tmp_path, 1)
-    assert partitioned._is_tidy(run)
-    monkeypatch.setattr(partitioned, "_plain_copy", lambda *args, **kwargs: pytest.fail("copied a tidy run"))
+    assert trec_run._is_tidy(run)
+    monkeypatch.setattr(trec_run, "_plain_copy", lambda *args, **kwargs: pytest.fail("copied a tidy run"))
     gold = load_gold(gold_path)
     whole = evaluate(load_run(run), gold, EvalSettings(), default_metrics(5, 50))
     assert evaluate_partitioned(run, gold, EvalSettings(), default_metrics(5, 50)).means == whole.means
@@ -250,8 +247,8 @@ def test_a_run_with_tabs_or_crlf_is_made_plain_in_one_translate(tmp_path, monkey
     else:
         run.write_bytes("".join(line.replace(" ", ends) + "\n" for line in lines).encode())
     calls = []
-    real = partitioned._plain_line
-    monkeypatch.setattr(partitioned, "_plain_line", lambda line: calls.append(line) or real(line))
+    real = trec_run._plain_line
+    monkeypatch.setattr(trec_run, "_plain_line", lambda line: calls.append(line) or real(line))
     gold = load_gold(gold_path)
     settings, metrics = EvalSettings(k=5, depth=20), default_metrics(5, 20)
     whole = evaluate(load_run(run), gold, settings, metrics)
@@ -285,10 +282,10 @@ def test_the_plain_copy_reads_the_same_at_any_block_size(tmp_path):
     original = _untidy(run.read_text(), random.Random(5)).encode()
     run.write_bytes(original)
     lines = original.removeprefix(b"\xef\xbb\xbf").split(b"\n")
-    want = [partitioned._plain_line(line).split(b" ") if line else [b""] if n == len(lines) - 1 else
-            partitioned._SKIP.split(b" ") for n, line in enumerate(lines)]
+    want = [trec_run._plain_line(line).split(b" ") if line else [b""] if n == len(lines) - 1 else
+            trec_run._SKIP.split(b" ") for n, line in enumerate(lines)]
     for block in (1, 2, 3, 5, 7, 16, 100, 4 * 2**20):
-        copy = partitioned._plain_copy(run, tmp_path / f"copy{block}.trec", block=block).read_bytes()
+        copy = trec_run._plain_copy(run, tmp_path / f"copy{block}.trec", block=block).read_bytes()
         assert [line.split(b" ")[:6] for line in copy.split(b"\n")] == want, block
         assert copy.split(b"\n")[0].split(b" ") == want[0]  # the first line exactly six fields
 
@@ -304,10 +301,10 @@ def test_binary_or_invalid_text_is_named_at_its_line_in_any_block(tmp_path, bad,
         load_run(tmp_path / "run.trec")
     assert whole.value.line == 12 and message in str(whole.value)
     with pytest.raises(InputError) as first_pass:
-        list(partitioned._checked_blocks(tmp_path / "run.trec", block))
+        list(trec_run._checked_blocks(tmp_path / "run.trec", block))
     assert str(first_pass.value) == str(whole.value)
     with pytest.raises(InputError) as copy:
-        partitioned._plain_copy(tmp_path / "run.trec", tmp_path / "copy.trec", block=block)
+        trec_run._plain_copy(tmp_path / "run.trec", tmp_path / "copy.trec", block=block)
     assert str(copy.value) == str(whole.value)
 
 
@@ -384,7 +381,7 @@ def test_no_room_for_the_parts_is_said_as_that(tmp_path, separator):
     assert os.listdir(tmp_path / "tmp") == []  # nothing left behind
 
 
-# Every refusal of the in-memory TREC reader (core/io/runs.py: not_another_format, trec_lines, trec_refusals, the
+# Every refusal of the in-memory TREC reader (core/io/trec_run.py: not_another_format, trec_lines, trec_refusals, the
 # text checks and the repeat check), each as (lines put in at line 5, lines put in at line 11 of a good run, the
 # line the refusal names and its words). The line and words are written here, not taken from the readers (which
 # share those rules): a rule that changes in both fails here, not only one that differs between them.
@@ -452,7 +449,7 @@ def test_the_bad_line_search_names_the_in_memory_line_at_any_block_size(tmp_path
     """The in-parts reader searches a refused run a block of whole lines at a time (with polars, not a line at a
     time in Python): at any block size, bad lines in later blocks, behind blank lines, comments and a BOM, it
     names the line and words of the in-memory reader."""
-    from ragdiff.core.metrics.partitioned import _bad_line
+    from ragdiff.core.io.trec_run import _bad_line
 
     early, late, _line, words = _REFUSALS[refusal]
     lines = ["q0 Q0 d1 1 2.5 t", "", "# note", *_GOOD * 3]

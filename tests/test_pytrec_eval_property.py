@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
-from ragdiff.core.io.runs import Run, _order
+from ragdiff.core.io.run_order import _order
+from ragdiff.core.io.runs import Run
 from counts import count
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

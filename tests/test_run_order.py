@@ -1,5 +1,5 @@
 """A run's order is trec_eval's: by query, score descending, ties by chunk id in descending byte order; rank is
-the position inside the query. core/io/runs.py gets there with numpy sorts of u64 keys and a second sort of the
+the position inside the query. core/io/run_order.py gets there with numpy sorts of u64 keys and a second sort of the
 tied rows only; these tests hold it to a plain sort, on runs where most scores tie."""
 
 from __future__ import annotations
@@ -146,11 +146,11 @@ def _plain_sort(frame: pl.DataFrame) -> pl.DataFrame:
 
 @pytest.mark.parametrize("block", [1, 3, 64, 1 << 16])
 def test_the_blocks_of_whole_queries_give_the_plain_sort(monkeypatch, block):
-    """score_order sorts a block of whole queries at a time (runs._SORT_BLOCK rows): blocks of one query,
+    """score_order sorts a block of whole queries at a time (run_order._SORT_BLOCK rows): blocks of one query,
     blocks cut between queries of uneven length, and a query longer than a block (alone in its own)."""
-    import ragdiff.core.io.runs as runs
+    import ragdiff.core.io.run_order as order
 
-    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    monkeypatch.setattr(order, "_SORT_BLOCK", block)
     rng = random.Random(21)
     sizes = [1, 2, 5, 70, 3, 1, 130, 9] if block < 1 << 16 else [1, 70_000, 3, 1]
     rows = [(f"q{rng.randrange(10**6):06d}-{q}", f"c{rng.randrange(10**4):04d}-{i}", float(rng.randrange(6)) - 2.5, 0)
@@ -165,9 +165,9 @@ def test_more_queries_than_one_radix_digit_in_small_blocks(monkeypatch, block):
     """Past 65,536 queries (the two-digit radix grouping) with blocks of a few whole queries: 70,000 query ids
     whose byte order is not the order first seen, lists of 1 to 5 rows (a block of 3 rows holds one to three
     queries; a 5-row query is alone in its own), tied scores broken by the chunk id — the plain sort's rows."""
-    import ragdiff.core.io.runs as runs
+    import ragdiff.core.io.run_order as order
 
-    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    monkeypatch.setattr(order, "_SORT_BLOCK", block)
     rng = random.Random(12)
     queries = [f"q{n:09d}" for n in rng.sample(range(10**9), 70_000)]
     rows = [(q, f"c{rng.randrange(10**5):05d}-{j}", float(rng.randrange(3)), 0)
@@ -181,9 +181,9 @@ def test_more_queries_than_one_radix_digit_in_small_blocks(monkeypatch, block):
 def test_the_repeat_check_in_blocks_of_several_queries(tmp_path, monkeypatch, block):
     """score_order checks for repeats a block of whole queries at a time: a chunk id in two queries of one block
     is no repeat, one twice in a query that shares its block with others is, named by its two lines."""
-    import ragdiff.core.io.runs as runs
+    import ragdiff.core.io.run_order as order
 
-    monkeypatch.setattr(runs, "_SORT_BLOCK", block)
+    monkeypatch.setattr(order, "_SORT_BLOCK", block)
     lines = [f"q{q} Q0 c{c} 0 {c}.5 t\n" for q in range(3) for c in range(2)]  # c0 and c1 in q0, q1 and q2
     path = tmp_path / "run.trec"
     path.write_text("".join(lines))
@@ -198,14 +198,14 @@ def test_pairs_whose_hashes_collide_go_to_the_exact_check(tmp_path, monkeypatch)
     """A block's pair hashes that collide without a repeat (here: the query's number left out of the hash, so
     one chunk id in two queries collides) send the run to the exact check, which finds no repeat: the run is
     ordered as it would be without the collision."""
-    import ragdiff.core.io.runs as runs
+    import ragdiff.core.io.run_order as order
 
     path = tmp_path / "run.trec"
     path.write_text("".join(f"q{q} Q0 c{c} 0 {c}.5 t\n" for q in range(3) for c in range(2)))
     expected = load_run(path).frame
     checked = []
-    refuse = runs._refuse_repeats
-    monkeypatch.setattr(runs, "_PAIR_MIX", 0)
-    monkeypatch.setattr(runs, "_refuse_repeats", lambda *a: checked.append(1) or refuse(*a))
+    refuse = order._refuse_repeats
+    monkeypatch.setattr(order, "_PAIR_MIX", 0)
+    monkeypatch.setattr(order, "_refuse_repeats", lambda *a: checked.append(1) or refuse(*a))
     assert load_run(path).frame.equals(expected)
     assert checked == [1]

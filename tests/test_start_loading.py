@@ -1,4 +1,4 @@
-"""A run read early (core/runs.start_run, cli/common.start_loading: polars reads run A while `diff` imports the
+"""A run read early (core/io/runs.start_run, cli/common.start_loading: polars reads run A while `diff` imports the
 rest) is the run load_run reads, and every error is load_run's, said in the same order (settings, gold, runs)."""
 
 from __future__ import annotations
@@ -97,10 +97,10 @@ def test_two_runs_are_read_early_one_after_the_other(tmp_path, monkeypatch):
     import threading
     import time
 
-    from ragdiff.core.io import runs
+    from ragdiff.core.io import trec_run
 
     events: list[tuple[str, str]] = []
-    real = runs._plain_trec_query
+    real = trec_run._plain_trec_query
 
     class Watched:
         def __init__(self, path):
@@ -114,7 +114,7 @@ def test_two_runs_are_read_early_one_after_the_other(tmp_path, monkeypatch):
             events.append(("end", self.path.name))
             return frame
 
-    monkeypatch.setattr(runs, "_plain_trec_query", Watched)
+    monkeypatch.setattr(trec_run, "_plain_trec_query", Watched)
     gold = write_qrels(tmp_path / "qrels.txt")
     paths = [write_run(tmp_path / "a.trec"), write_run(tmp_path / "b.trec", rows=500),
              write_run(tmp_path / "c.trec", rows=400)]
@@ -123,7 +123,7 @@ def test_two_runs_are_read_early_one_after_the_other(tmp_path, monkeypatch):
     _gold, got = load_inputs(args_for(gold), paths, started)
     assert events[:4] == [("begin", "a.trec"), ("end", "a.trec"), ("begin", "b.trec"), ("end", "b.trec")]
     assert [r.name for r in got] == ["a", "b", "c"]
-    monkeypatch.setattr(runs, "_plain_trec_query", real)
+    monkeypatch.setattr(trec_run, "_plain_trec_query", real)
     for run, path in zip(got, paths):
         assert run.frame.equals(load_run(path).frame)
     assert threading.active_count() == 1

@@ -20,7 +20,8 @@ from polars.testing import assert_frame_equal
 from ragdiff.cli.main import main
 from ragdiff.core.io import formats
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.io.runs import RUN_SCHEMA, _load_any_trec, _load_plain_trec, load_run, ordered_frame, sniff_run_format
+from ragdiff.core.io.runs import RUN_SCHEMA, load_run, ordered_frame, sniff_run_format
+from ragdiff.core.io.trec_run import _load_any_trec, _load_plain_trec
 from ragdiff.core.errors import InputError
 from ragdiff.core.io.textio import ODD_SPACE, SPACE, fields
 

@@ -90,10 +90,10 @@ def run_run(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import warn
     from ragdiff.core.errors import InputError
     from ragdiff.core.report.export import run_bytes
-    from ragdiff.core.io.runs import format_from_extension, load_run
+    from ragdiff.core.io.runs import load_run, run_format_from_extension
     from ragdiff.core.io.textio import write_file
 
-    fmt = format_from_extension(args.output)
+    fmt = run_format_from_extension(args.output)
     if fmt is None:
         raise InputError(args.output, f"cannot tell the format to write from the extension "
                                       f"{args.output.suffix or '(none)'!r}; expected .trec, .run, .jsonl, .json, "

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import warn
     from ragdiff.core.retrieval import fusion
     from ragdiff.core.report.export import run_bytes
-    from ragdiff.core.io.runs import format_from_extension, load_run
+    from ragdiff.core.io.runs import load_run, run_format_from_extension
     from ragdiff.core.io.textio import write_file
 
     if len(args.runs) < 2:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         warn(f"note: rrf reads ranks only; --norm {args.norm} changes nothing")
     norm = args.norm or fusion.DEFAULT_NORM
     metric = _metric(args.metric) if args.optimize else None
-    fmt = format_from_extension(args.output)
+    fmt = run_format_from_extension(args.output)
     if fmt is None:
         raise InputError(args.output, f"cannot tell the format to write from the extension "
                                       f"{args.output.suffix or '(none)'!r}; expected .jsonl, .trec, .run, .json, "

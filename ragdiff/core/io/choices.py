@@ -5,7 +5,16 @@ This module imports nothing, so `ragdiff --help` and `ragdiff eval --help` can l
 polars or numpy (bench/RESULTS.md, start-up). The readers and the tests import these names from here.
 """
 
-RUN_FORMATS = ("trec", "jsonl", "json", "csv", "tsv", "parquet")
+# each run format (its reader: core/io/formats.py's RUN_READERS) and the file extensions that say it
+RUN_EXTENSIONS = {
+    "trec": (".trec", ".run"),
+    "jsonl": (".jsonl", ".ndjson"),
+    "json": (".json",),
+    "csv": (".csv",),
+    "tsv": (".tsv",),
+    "parquet": (".parquet", ".pq"),
+}
+RUN_FORMATS = tuple(RUN_EXTENSIONS)
 GOLD_FORMATS = ("yaml", "json", "qrels", "beir")
 FUSION_METHODS = ("rrf", "combsum", "combmnz", "wsum")  # `ragdiff fuse` (core/retrieval/fusion.py)
 FUSION_NORMS = ("none", "minmax", "zscore", "rank")

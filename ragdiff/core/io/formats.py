@@ -1,5 +1,12 @@
-"""Which gold format a path is, and where a BEIR folder's qrels are: one place, for the gold loader and
-the label writer alike (so `.tsv` means the same to both).
+"""Which format a file is, runs and gold sets alike, from its name or else its content.
+
+Runs: each format has one reader class (RUN_READERS), which recognises its content; the extensions that say a
+format are core/io/choices.py's RUN_EXTENSIONS, which `--format` lists too. Content, in this order: Parquet's
+magic bytes, a JSON object line that parses alone (JSONL; else the start of a JSON document, as is `[`), a
+header naming `query_id` (TSV, then CSV), six columns (TREC); four columns is qrels, said as such.
+
+Gold sets: where a BEIR folder's qrels are, and each file's format, one place for the gold loader and the
+label writer alike (so `.tsv` means the same to both).
 
 - A folder is a BEIR folder: `queries.jsonl`, `corpus.jsonl`, `qrels/<split>.tsv`. The split read (and
   written) is `test.tsv`, else `dev.tsv`, else the only one; several others (say `train.tsv` and
@@ -18,11 +25,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragdiff.core.io.choices import GOLD_FORMATS
 from ragdiff.core.errors import InputError
-from ragdiff.core.io.textio import BOM_CHAR, SPACE, fields
+from ragdiff.core.io.choices import GOLD_FORMATS, RUN_EXTENSIONS, RUN_FORMATS
+from ragdiff.core.io.json_runs import JsonlRun, JsonRun
+from ragdiff.core.io.run_reader import RunReader
+from ragdiff.core.io.table_runs import CsvRun, ParquetRun, TsvRun
+from ragdiff.core.io.textio import BOM_CHAR, SPACE, check_file, fields
+from ragdiff.core.io.trec_run import TrecRun
 
-__all__ = ["BEIR_SPLITS", "GOLD_FORMATS", "GoldPath", "beir_qrels_file", "locate", "sniff"]
+__all__ = ["BEIR_SPLITS", "GOLD_FORMATS", "RUN_READERS", "GoldPath", "beir_qrels_file", "locate",
+           "run_format_from_extension", "sniff", "sniff_run_format"]
+
+# the run readers, one per format, in the order a file's content is tried on them (the module docstring says why)
+RUN_READERS: dict[str, RunReader] = {r.name: r for r in (ParquetRun(), JsonlRun(), JsonRun(), TsvRun(), CsvRun(),
+                                                           TrecRun())}
+if set(RUN_READERS) != set(RUN_FORMATS):  # pragma: no cover - a reader without a name in choices, or the reverse
+    raise ImportError(f"run readers {sorted(RUN_READERS)} are not the formats {sorted(RUN_FORMATS)}")
+_RUN_EXTENSIONS = {ext: name for name, exts in RUN_EXTENSIONS.items() for ext in exts}
+
+
+def run_format_from_extension(path: Path) -> str | None:
+    """The run format a file's name says (`.trec`, `.jsonl`, `.parquet`, ...), None when it says none: how a
+    run is read, and how a run a command writes (`-o`) is written."""
+    return _RUN_EXTENSIONS.get(Path(path).suffix.lower())
+
+
+def sniff_run_format(path: Path) -> str:
+    """The run format of a file: its extension's, else the first reader that recognises its content."""
+    fmt = run_format_from_extension(path)
+    if fmt:
+        return fmt
+    check_file(path)
+    with path.open("rb") as handle:
+        head = handle.read(65536)
+    text = head.decode("utf-8", errors="replace").lstrip(BOM_CHAR)
+    lines = [ln for ln in text.split("\n") if ln.strip(SPACE) and not ln.lstrip(SPACE).startswith("#")]
+    first = lines[0].strip(SPACE) if lines else None
+    for name, reader in RUN_READERS.items():
+        if reader.sniff(head, first):
+            return name
+    if first is None:
+        raise InputError(path, "cannot tell the run's format: the file has no data lines; say it with --format")
+    if len(fields(first)) == 4:
+        raise InputError(path, "looks like qrels (4 columns), not a run; a run has 6 (qid Q0 chunk rank score tag)", 1)
+    raise InputError(
+        path,
+        f"cannot tell the run's format from the extension {path.suffix or '(none)'!r} or the content; "
+        f"say it with --format {'|'.join(RUN_FORMATS)}",
+    )
+
+
 BEIR_SPLITS = ("test.tsv", "dev.tsv")  # the split evaluated by default, in order of preference
 
 

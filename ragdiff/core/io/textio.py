@@ -121,7 +121,7 @@ def _not_utf8(path: Path, data: bytes, err: UnicodeDecodeError) -> InputError:
 
 
 # What polars' CSV reader, splitting on one space, reads otherwise than trec_eval (SPACE) — the fast readers of
-# TREC files take a block of lines only when none of it is there (core/io/runs.py, core/metrics/partitioned.py):
+# TREC files take a block of lines only when none of it is there (core/io/trec_run.py, whole or in parts):
 # each separator but the space and the line end, which it would keep inside a field, and NUL (binary data,
 # refused above)
 NOT_PLAIN = (b"\x00", *(c.encode() for c in SPACE if c not in " \n"))
@@ -156,9 +156,9 @@ def odd_space_bytes(data: bytes | bytearray, size: int | None = None) -> bool:
 
 def tidy_lines(data: bytes) -> bool:
     """`plain_block` of whole lines of UTF-8 text with no empty field or blank line: a reader that splits on one
-    space reads every line's fields as trec_eval does (core/metrics/partitioned.py). One regex over the block in polars,
-    which checks the UTF-8 as it takes it (a million-line run: ~12 ms; Python's decode ~15 and its three
-    two-byte searches ~85)."""
+    space reads every line's fields as trec_eval does (core/io/trec_run.py, in parts). One regex over the block
+    in polars, which checks the UTF-8 as it takes it (a million-line run: ~12 ms; Python's decode ~15 and its
+    three two-byte searches ~85)."""
     if not plain_block(data) or data[:1] in (b" ", b"\n"):
         return False
     try:

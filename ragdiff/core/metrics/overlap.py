@@ -113,7 +113,7 @@ def _ranked(ev: RunEval, gold: Gold | None, index: dict[str, int], cut: int) -> 
 
     The chunk ids are hashed as they are filtered (at depth 1000, 394 of every 1,000 rows) and no string is
     gathered: `_common` checks only the joined pairs against the strings. A query's rows are one stretch
-    (core/io/runs.py orders them), so the query of every row comes from one run-length pass over the query column,
+    (core/io/run_order.py orders them), so the query of every row comes from one run-length pass over the query column,
     not a join on strings."""
     frame = aligned_frame(ev.run, gold) if gold is not None else ev.run.frame
     top = frame.get_column("rank").to_numpy() <= cut

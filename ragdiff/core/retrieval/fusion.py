@@ -13,7 +13,7 @@ normalised scores, with ranx's definitions (ranx.fuse, ranx 0.3):
       wsum    sum of weight x normalised score
 
 The fused list is ordered by the fused score descending, ties broken by chunk id in descending byte order —
-the rule ragdiff orders every scored run by (core/io/runs.py, trec_eval's) — and ranked from 1. A query some run
+the rule ragdiff orders every scored run by (core/io/run_order.py, trec_eval's) — and ranked from 1. A query some run
 lacks is fused from the runs that have it (`Fused.missing` lists which).
 
 `optimize` chooses wsum's weights (a 0.1 grid summing to 1, ranx's `optimize_fusion` grid) or RRF's k (10,
