@@ -1,5 +1,6 @@
 """Pool orders: judgments each order of `ragdiff judge` needs to find 80/90/95/100% of the pool's gold, as ratios
-of the `rank` order, and the gold-left estimate's error along the way (bench/RESULTS.md, "Pool orders").
+of the `rank` order, the gold-left estimate's error along the way, and how often the order moves to another
+query on the way to 80% (each move a new query for the reviewer to read) (bench/RESULTS.md, "Pool orders").
 
     python bench/pool_orders.py [--pools 10,30] [--out bench/data/pool_orders] [--markdown]
 
@@ -146,8 +147,8 @@ def main() -> int:
                 rows.append((name, pool, order, doc, base, seconds))
                 print(f"{name} pool {pool} {order}: {doc['judgments_to']} ({seconds:.1f} s)", file=sys.stderr)
     print("| collection | pool | gold / pooled | order | 50% | 80% | 90% | 95% | 100% | estimate error mean / mean abs "
-          "| estimate / truth at 80% | at 90% |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| estimate / truth at 80% | at 90% | query switches to 80% |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, pool, order, doc, base, _ in rows:
         cells = []
         for p in PERCENTS:
@@ -156,8 +157,12 @@ def main() -> int:
         err = doc["estimate_error"]
         at = [err["at"].get(p) for p in ("80", "90")]
         at_cells = [f"{a['estimate']:.1f} / {a['truth']}" if a else "-" for a in at]
+        # a new query to read per judgment, on the way to 80% of the gold
+        switches, n80 = doc["query_switches_to"]["80"], doc["judgments_to"]["80"]
+        switch_cell = f"{switches} ({switches / n80:.2f} a judgment)" if switches is not None and n80 else "-"
         print(f"| {name} | {pool} | {doc['gold_in_pool']} / {doc['pool_size']} | {order} | " + " | ".join(cells)
-              + f" | {err['mean_signed']:+.1f} / {err['mean_abs']:.1f} | " + " | ".join(at_cells) + " |")
+              + f" | {err['mean_signed']:+.1f} / {err['mean_abs']:.1f} | " + " | ".join(at_cells)
+              + f" | {switch_cell} |")
     # depth apart from effort: in a deeper pool, the gold found with as many judgments as the shallowest pool holds
     pools = sorted({pool for _, pool, *_ in rows})
     if len(pools) > 1:

@@ -144,3 +144,26 @@ def test_judge_screen(size, sample_runs, tmp_path, snap_compare):
         await _settle(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=judge_two)
+
+
+def test_judge_screen_in_an_adaptive_order(sample_runs, tmp_path, snap_compare):
+    """`ragdiff judge --order mtf` at 80×24 after three decisions: the order named in the header, the gold-left
+    estimate for the pool and the query, and the queue moved to the chunk the order offers."""
+    import shutil
+
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
+
+    from test_judge import opened, strip_judgments
+
+    for name in ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl"):
+        shutil.copy2(sample_runs / name, tmp_path / name)
+    strip_judgments(tmp_path / "gold.yaml", 5)
+    app = JudgeApp(JudgeInputs(runs=[tmp_path / "bm25.jsonl", tmp_path / "dense.jsonl"], gold=tmp_path / "gold.yaml",
+                               corpus=tmp_path / "corpus.jsonl", reviewer="tester", order="mtf"))
+
+    async def judge_three(pilot):
+        await opened(pilot)
+        await pilot.press("x", "2", "x")
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=judge_three)

@@ -35,7 +35,7 @@ from ragdiff.app.widgets.key_bar import KeyBar
 from ragdiff.app.widgets.pool_list import RUN_LETTERS, PoolList
 from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.status_line import StatusLine
-from ragdiff.core import vocab
+from ragdiff.core import fmt, vocab
 from ragdiff.core.judge.pool import JudgeQueue, Position
 
 # The pool list is as wide as its widest row (every id whole) within these bounds: never narrower than POOL_MIN
@@ -132,11 +132,21 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         names = "  ".join(f"{letter} {clean(name)}" for letter, name in zip(RUN_LETTERS, self.queue.run_names))
         self.query_one("#judge-pool").border_subtitle = names
         judged, total = self.queue.progress()
-        self.set_status(f"{total - judged} of {total} pooled chunks to judge · one key per chunk · ? every key"
-                        if total else "the runs return nothing for these queries: nothing to judge")
+        self.set_status(self._opening(total - judged, total) if total else
+                        "the runs return nothing for these queries: nothing to judge")
         self.show_position()
 
     # ---- drawing ------------------------------------------------------------------------------------------
+
+    def _opening(self, unjudged: int, total: int) -> str:
+        """The status line as the queue opens: what is left, and with an order's estimate what stopping now
+        would leave (core/judge/stopping.py), from the bounds `ragdiff judge` computed as it opened."""
+        walk, per_run = self.queue.walk, getattr(self.app, "bounds", [])
+        if walk is None or not unjudged:
+            return f"{unjudged} of {total} pooled chunks to judge · one key per chunk · ? every key"
+        from ragdiff.core.judge.stopping import short
+
+        return short(walk.gold_left(), unjudged, per_run) + " · ? every key"
 
     def set_status(self, text: str | Text) -> None:
         self.query_one("#judge-status", StatusLine).update(text)
@@ -147,11 +157,15 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         # the progress first; at 80 or 100 columns the line wraps to a second rather than losing its end
         # judged: durable decisions only; the ones on their way to the label file are `saving`
         saving = queue.saving
+        walk = queue.walk
+        # the gold-left estimate (core/pool_order.py, GoldModel) once the queue has an order's statistics
+        left = f" · about {fmt.number(walk.gold_left(), 'estimate')} gold left" if walk is not None else ""
         header = Text.assemble((" ragdiff judge ", "bold reverse"), " ", (f"{judged}/{total} judged", "bold"),
                                f" ({judged / total:.0%})" if total else "",
-                               (f" · saving {saving}", "bold") if saving else "",
+                               (f" · saving {saving}", "bold") if saving else "", (left, "bold"),
                                f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
-                               f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each · ",
+                               f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each",
+                               f", {walk.name} order" if walk is not None and walk.adaptive else "", " · ",
                                clean(self.label_name), end="")  # wraps (app.tcss): no number is cut
         self.query_one("#judge-header", Static).update(header)
         pool = self.query_one(PoolList)
@@ -165,9 +179,10 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         text = queue.texts.get(qid) or ""  # a qrels gold set and runs without query text: the id alone
         text = f"  {clean(text)}" if text else ""
         waits = drafted_query.waits(queue, qid)  # a drafted query: kept or dropped before its chunks
+        here = f" · about {fmt.number(walk.gold_left(qid), 'estimate')} gold left" if walk is not None else ""
         line = Text.assemble(f" query {self.position.query + 1}/{len(queue.queries)}  ", (clean(qid), "bold"),
                              text, "  · this query ",
-                             (f"{done}/{size} judged", "bold"),
+                             (f"{done}/{size} judged", "bold"), here,
                              ("  · drafted: a keeps · d drops", "bold") if waits else "", end="")  # wraps
         self.query_one("#judge-query", Static).update(line)
         pool.show(queue, qid, self.position.entry)

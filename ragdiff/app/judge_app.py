@@ -34,6 +34,8 @@ class JudgeInputs:
     gold_format: str | None = None
     reviewer: str | None = None
     bm25: bool = False  # pool a BM25 run over the corpus too (core/retrieval/bm25.py), made here, no file
+    # the queue's order (core/judge/pool_order.py); the command line's default is DEFAULT_POOL_ORDER
+    order: str = "rank"
 
 
 class JudgeApp(OrderedKeysApp):
@@ -48,6 +50,7 @@ class JudgeApp(OrderedKeysApp):
         self.corpus: CorpusIndex | None = CorpusIndex(inputs.corpus) if inputs.corpus else None
         self.session = LabelSession(inputs.gold, inputs.reviewer, self.post_message, track=self._track_job)
         self.judge: JudgeScreen | None = None
+        self.bounds: list = []
         self._started = time.perf_counter()
 
     def compose(self) -> ComposeResult:
@@ -89,6 +92,10 @@ class JudgeApp(OrderedKeysApp):
             if names.count(run.name) > 1:
                 run.name = f"{RUN_LETTERS[i]} {run.name}"
         queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
+        queue.use_order(inputs.order)
+        from ragdiff.core.judge.stopping import bounds
+
+        self.bounds = bounds(runs, gold)  # the stopping suggestion's, as the file stands at opening
         if self.corpus is not None:
             self.corpus.build()
         return queue, gold.format

@@ -41,7 +41,7 @@ class Deciding:
         if self._query_waits() is not None:
             self.set_status(drafted_query.reminder(target.query_id))
             return
-        self.queue.decide(target.query_id, target.chunk_id)
+        self.queue.decide(target.query_id, target.chunk_id, label, grade)
         # the decision that leaves none of the query's pool unjudged finishes it: a person has read every
         # pooled chunk's label, which is what the label file's `reviewed:` date says (DESIGN)
         done, size = self.queue.query_progress(target.query_id)
@@ -86,6 +86,7 @@ class Deciding:
             return
         target = self._target()
         if target is not None:
+            self.queue.skip(target.query_id, target.chunk_id)
             self._advance(f"skipped {clean(target.chunk_id)}: it comes back after the rest")
 
     def action_flag(self) -> None:

@@ -1,4 +1,5 @@
-"""`ragdiff judge RUN [RUN ...] --gold GOLD [--corpus C] [--pool 10]`: the judging queue over the pooled runs.
+"""`ragdiff judge RUN [RUN ...] --gold GOLD [--corpus C] [--pool 10] [--order O]`: the judging queue over the pooled
+runs, in the order O (core/pool_order.py).
 
 `--simulate ORACLE [--order O] [--json]` replays the queue against a finished label file and writes nothing
 (core/judge/pool_replay.py).
@@ -19,10 +20,12 @@ from ragdiff.core.errors import InputError, UsageError
 def add_parser(subparsers) -> None:
     judge = subparsers.add_parser(
         "judge", help="judge the pooled chunks of one or more runs, one key per chunk (the labelling queue)",
-        description="The pool of a query is the union of every run's top --pool chunks. Unjudged chunks come "
-                    "first, one key decides each (0-3, g, e, x; s skips, ! flags), and the queue moves on by "
-                    "itself across queries. Every decision is written to the label file at once; starting "
-                    "again resumes at the first unjudged chunk.",
+        description="The pool of a query is the union of every run's top --pool chunks. One key decides each "
+                    "unjudged chunk (0-3, g, e, x; s skips, ! flags), and the queue moves on by itself, in the "
+                    "--order it walks: by default the chunk anywhere in the pool most likely to be gold, learnt "
+                    "from the decisions so far, so a deep pool's promising chunks come first. The header "
+                    "estimates the gold still unjudged. Every decision is written to the label file at once; "
+                    "starting again resumes where the order stands.",
     )
     judge.add_argument("runs", type=Path, nargs="+", metavar="RUN", help="the runs whose results are pooled")
     judge.add_argument("--gold", required=True, type=Path, help="the label file the decisions are written to")
@@ -34,8 +37,9 @@ def add_parser(subparsers) -> None:
                        help="pool a BM25 run over --corpus too (as ragdiff bm25 makes it), with no file step")
     add_reviewer(judge)
     judge.add_argument("--order", choices=POOL_ORDERS, metavar="ORDER",
-                       help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (with --simulate; "
-                            f"default {DEFAULT_POOL_ORDER}); the queue on screen walks rank")
+                       help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (default "
+                            f"{DEFAULT_POOL_ORDER}: the chunk anywhere in the pool most likely gold next; rank: query "
+                            "by query, best rank first); it adapts to each decision")
     judge.add_argument("--simulate", type=Path, metavar="ORACLE",
                        help="replay the queue against this fully judged label file (unjudged there: not relevant) "
                             "and report how many judgments find 50-100%% of the pool's gold; writes nothing")
@@ -64,14 +68,11 @@ def run_judge(args: argparse.Namespace) -> int:
         return run_gold_left(args)
     if args.json:
         raise UsageError("--json goes with --simulate ORACLE or --gold-left (the queue itself is a screen)")
-    if args.order not in (None, "rank"):
-        raise UsageError(f"--order {args.order} goes with --simulate ORACLE for now: the queue on screen walks "
-                         "the rank order")
     from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
-                               bm25=args.bm25))
+                               bm25=args.bm25, order=args.order or DEFAULT_POOL_ORDER))
     return run_app(app)
 
 
@@ -190,8 +191,10 @@ def run_gold_left(args: argparse.Namespace) -> int:
     from ragdiff.core.visible import visible
 
     console = table_console()
-    console.print(Text(f"about {total:.0f} gold expected among the {doc['unjudged']} unjudged of {len(pool)} pooled "
-                       f"chunks ({doc['judged']} judged, {doc['gold_found']} gold found); an estimate from the "
+    from ragdiff.core.judge.stopping import bounds, sentence
+
+    console.print(Text(f"{sentence(total, doc['unjudged'], bounds(runs, gold))} ({len(pool)} pooled, "
+                       f"{doc['judged']} judged, {doc['gold_found']} gold found); the gold is an estimate from the "
                        "judgments so far, which runs low while few chunks of a kind have been judged "
                        "(bench/RESULTS.md, \"Pool orders\")"), soft_wrap=True)
     table = Table(box=None, pad_edge=False)

@@ -40,6 +40,7 @@ STYLES = {
     "percent": lambda value: f"{value:.0%}",  # 87%
     "points": lambda value: f"{_signed(0)(value * 100)} pts",  # a change in a share: +4 pts
     "p": _p,  # <0.001, 0.0006, 0.004, 0.01, 0.62
+    "estimate": lambda value: f"{value:.0f}" if value >= 9.5 else f"{value:.1f}",  # a count estimated: 34, 2.4
 }
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -32,6 +33,9 @@ from ragdiff.core.labels.marks import Judgment
 from ragdiff.core.labels.store import Changed, Judgments
 from ragdiff.core.metrics.specs import aligned_frame, judged_pairs
 from ragdiff.core.io.runs import Run
+
+if TYPE_CHECKING:
+    from ragdiff.core.judge.pool_order import QueueOrder
 
 FLAGS_SUFFIX = ".ragdiff-flags.jsonl"
 
@@ -97,6 +101,8 @@ class JudgeQueue:
         # kept leaves `proposed` (the app's drafted-query step keeps it)
         self.proposed: set[str] = set()
         self._dropped: set[str] = set()
+        # the order the queue is walked in when it is not its own (`use_order`), and the gold-left estimate
+        self.walk: QueueOrder | None = None
 
     @property
     def texts(self) -> Mapping[str, str]:
@@ -192,6 +198,13 @@ class JudgeQueue:
                           {q: counts.get(q, (0, 0))[1] for q in queries})
         return queue
 
+    def use_order(self, name: str, threshold: int = 1) -> None:
+        """Walk the queue in `name`'s order (core/pool_order.py; `rank`: its own walk, with the gold-left estimate
+        kept beside it). Built from the queue as it is (a worker's job: ~1 s at 10,000 queries)."""
+        from ragdiff.core.judge.pool_order import QueueOrder
+
+        self.walk = QueueOrder(self, name, threshold)
+
     # ---- reading -----------------------------------------------------------------------------------------
 
     def is_judged(self, query_id: str, chunk_id: str) -> bool:
@@ -284,7 +297,10 @@ class JudgeQueue:
 
     def next_unjudged(self, after: Position | None = None) -> Position | None:
         """The next unjudged chunk after `after` in queue order (round to the start: skipped ones come back
-        last), or the first one when `after` is None; None when everything is judged."""
+        last), or the first one when `after` is None; None when everything is judged. With an adaptive order
+        (`use_order`): the chunk it offers next, wherever it is."""
+        if self.walk is not None and self.walk.adaptive:
+            return self.walk.next()
         for position in self.positions(after):
             qid, entry = self.entry_at(position)
             if not self.is_done(qid, entry.chunk_id):
@@ -304,10 +320,18 @@ class JudgeQueue:
 
     # ---- changing ----------------------------------------------------------------------------------------
 
-    def decide(self, query_id: str, chunk_id: str) -> None:
-        """A decision sent to the label writer: done for the queue at once, until `apply` hears back."""
+    def decide(self, query_id: str, chunk_id: str, kind: str | None = None, grade: int | None = None) -> None:
+        """A decision sent to the label writer: done for the queue at once, until `apply` hears back; the
+        order learns it now (`kind`, `grade`: what was decided), so the next chunk follows from it."""
         with self._counting(query_id, chunk_id):
             self._in_flight.add((query_id, chunk_id))
+        if self.walk is not None:
+            self.walk.tell(query_id, chunk_id, kind, grade)
+
+    def skip(self, query_id: str, chunk_id: str) -> None:
+        """Left unjudged for now: an adaptive order offers it again when nothing else is left."""
+        if self.walk is not None:
+            self.walk.skip(query_id, chunk_id)
 
     def apply(self, changes: Iterable, failed=None, flagged: tuple[str, str] | None = None) -> None:
         """What a label job did, whichever screen is up (the queue outlives its screen): each Change (a mark, a
@@ -321,6 +345,8 @@ class JudgeQueue:
         if failed is not None:
             with self._counting(failed.query_id, failed.chunk_id):
                 self._in_flight.discard((failed.query_id, failed.chunk_id))
+            if self.walk is not None:
+                self.walk.failed(failed.query_id, failed.chunk_id)
 
     def set_label(self, query_id: str, chunk_id: str, kind: str | None, grade: int | None) -> None:
         """The chunk's judgment now (kind unjudged or None: no judgment), through the store."""
@@ -331,6 +357,7 @@ class JudgeQueue:
         before and after."""
         if self._done is None:  # counted later, by a walk over the pool as it is then
             self._in_flight.difference_update((c.query_id, c.chunk_id) for c in changes)
+            self._walk_changed(changes)
             return
         _, done = self._counts()
         for change in changes:
@@ -344,6 +371,19 @@ class JudgeQueue:
                 if query_id not in self._dropped:  # a dropped query's counts are out of the sums
                     self._judged += now - was
                     self._durable += now - was_judged
+        self._walk_changed(changes)
+
+    def _walk_changed(self, changes: list[Changed]) -> None:
+        if self.walk is not None:
+            for change in changes:
+                after = change.after
+                self.walk.changed(change.query_id, change.chunk_id, vocab.kind_of(after.kind, after.grade).judged,
+                                  after.kind, after.grade)
+
+    @property
+    def dropped_queries(self) -> frozenset[str]:
+        """The drafted queries dropped since the queue was built (out of its walk and its counts)."""
+        return frozenset(self._dropped)
 
     def is_dropped(self, query_id: str) -> bool:
         return query_id in self._dropped
@@ -361,8 +401,9 @@ class JudgeQueue:
         (self._dropped.add if dropped else self._dropped.discard)(query_id)
 
     def flag(self, query_id: str, chunk_id: str) -> None:
-        """Flagged for a second opinion (it stays unjudged: no count moves)."""
+        """Flagged for a second opinion (it stays unjudged: no count moves; an order offers it again last)."""
         self.store.flag(query_id, chunk_id)
+        self.skip(query_id, chunk_id)
 
     @contextmanager
     def _counting(self, query_id: str, chunk_id: str):

@@ -33,13 +33,17 @@ class Replay:
     gold_in_pool: int
     judged_at_start: int
     judgments_to: dict[str, int | None]
+    # how often the next chunk was another query's than the last, until each share was found: each switch is
+    # a new query for the reviewer to read
+    query_switches_to: dict[str, int | None]
     curve: list[list[int]]  # [judgments, gold found], at the start, at each gold found, and at the end
     estimate_error: dict
     left_out: dict[str, list[str]]
 
     def document(self) -> dict:
         return {"order": self.order, "pool_size": self.pool_size, "gold_in_pool": self.gold_in_pool,
-                "judged_at_start": self.judged_at_start, "judgments_to": self.judgments_to, "curve": self.curve,
+                "judged_at_start": self.judged_at_start, "judgments_to": self.judgments_to,
+                "query_switches_to": self.query_switches_to, "curve": self.curve,
                 "estimate_error": self.estimate_error,
                 "queries_left_out": {k: {"count": len(v), "queries": v} for k, v in self.left_out.items()}}
 
@@ -71,6 +75,8 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
     found = int((pool.judged & truth).sum())
     needed = {p: percent_needed(gold_total, p) for p in PERCENTS}
     reached: dict[str, int | None] = {str(p): (0 if found >= n else None) for p, n in needed.items()}
+    switched: dict[str, int | None] = dict.fromkeys(reached)
+    switches, last_query = 0, -1
     curve = [[0, found]]
     errors: list[float] = []
     query_errors: list[float] = []
@@ -95,6 +101,8 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
         if i is None:
             break
         relevant = bool(truth[i])
+        switches += last_query not in (-1, int(pool.query[i]))
+        last_query = int(pool.query[i])
         order.tell_index(i, relevant)
         if model is not getattr(order, "model", None):
             model.tell_index(i, relevant)
@@ -107,6 +115,7 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
             for p, n in needed.items():
                 if reached[str(p)] is None and found >= n:
                     reached[str(p)] = judgments
+                    switched[str(p)] = switches
         measure()
     if curve[-1][0] != judgments:
         curve.append([judgments, found])
@@ -122,7 +131,11 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
         "per_query_mean_abs": round(float(np.mean(query_errors)), 3),
         "at": at,
     }
-    return Replay(order.name, len(pool), gold_total, int(pool.judged.sum()), reached, curve, estimate_error, {})
+    for p, n in reached.items():
+        if n == 0:
+            switched[p] = 0
+    return Replay(order.name, len(pool), gold_total, int(pool.judged.sum()), reached, switched, curve,
+                  estimate_error, {})
 
 
 def simulate(runs: list[Run], start: Gold, oracle: Gold, depth: int, order_name: str,
