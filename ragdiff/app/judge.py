@@ -143,7 +143,7 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         would leave (core/judge/stopping.py), from the bounds `ragdiff judge` computed as it opened."""
         walk, per_run = self.queue.walk, getattr(self.app, "bounds", [])
         if walk is None or not unjudged:
-            return f"{unjudged} of {total} pooled chunks to judge · one key per chunk · ? every key"
+            return f"{unjudged} of {total} {self.queue.to_do} · one key per chunk · ? every key"
         from ragdiff.core.judge.stopping import short
 
         return short(walk.gold_left(), unjudged, per_run) + " · ? every key"
@@ -164,7 +164,8 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
                                f" ({judged / total:.0%})" if total else "",
                                (f" · saving {saving}", "bold") if saving else "", (left, "bold"),
                                f" · this session {judged - self.judged_at_open}/{total - self.judged_at_open}",
-                               f" · {' + '.join(clean(n) for n in queue.run_names)}, top {queue.depth} each",
+                               f" · {' + '.join(clean(n) for n in queue.run_names)}"
+                               + (f", top {queue.depth} each" if queue.depth else ""),
                                f", {walk.name} order" if walk is not None and walk.adaptive else "", " · ",
                                clean(self.label_name), end="")  # wraps (app.tcss): no number is cut
         self.query_one("#judge-header", Static).update(header)
@@ -213,6 +214,9 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
             f"{vocab.word(level, grade)} · a accepts" if level == vocab.DRAFTED else vocab.word(None))
         if self.queue.is_flagged(qid, entry.chunk_id):
             word += " · flagged"
+        note = self.queue.note(qid, entry.chunk_id)  # --against: both reviewers' judgments, in place of "unjudged"
+        if note is not None:
+            word = f"settled · {clean(note)}" if judged else clean(note)
         if entry.pooled:
             ranks = "  ".join(f"{letter} {'#' + str(r) if r is not None else '—'}"
                               for letter, r in zip(RUN_LETTERS, entry.ranks))

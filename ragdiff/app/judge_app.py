@@ -36,6 +36,7 @@ class JudgeInputs:
     bm25: bool = False  # pool a BM25 run over the corpus too (core/retrieval/bm25.py), made here, no file
     # the queue's order (core/judge/pool_order.py); the command line's default is DEFAULT_POOL_ORDER
     order: str = "rank"
+    against: Path | None = None  # another reviewer's label file: a queue of the disagreements with it only
 
 
 class JudgeApp(OrderedKeysApp):
@@ -91,18 +92,28 @@ class JudgeApp(OrderedKeysApp):
         for i, run in enumerate(runs):  # two runs with one name (a.jsonl in two folders): say which is which
             if names.count(run.name) > 1:
                 run.name = f"{RUN_LETTERS[i]} {run.name}"
-        queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
-        queue.use_order(inputs.order)
-        from ragdiff.core.judge.stopping import bounds
+        if inputs.against is not None:  # the disagreements with another reviewer's file, to settle
+            from ragdiff.core.judge.agreement import agree
+            from ragdiff.core.judge.settle import SettleQueue
 
-        self.bounds = bounds(runs, gold)  # the stopping suggestion's, as the file stands at opening
+            found = agree(gold, load_gold(inputs.against, inputs.gold_format)).disagreements
+            queue = SettleQueue.of(runs, gold, found, inputs.against.name, read_flags(inputs.gold))
+        else:
+            from ragdiff.core.judge.stopping import bounds
+
+            queue = JudgeQueue.build(runs, gold, inputs.pool, read_flags(inputs.gold))
+            queue.use_order(inputs.order)
+            self.bounds = bounds(runs, gold)  # the stopping suggestion's, as the file stands at opening
         if self.corpus is not None:
             self.corpus.build()
         return queue, gold.format
 
     def _open(self, queue: JudgeQueue, fmt: str) -> None:
         self.session.open(fmt)
-        self.judge = JudgeScreen(queue, self.session, self.corpus, self.inputs.gold.name, standalone=True)
+        name = self.inputs.gold.name
+        if self.inputs.against is not None:
+            name += f", its disagreements with {self.inputs.against.name}"
+        self.judge = JudgeScreen(queue, self.session, self.corpus, name, standalone=True)
         self.push_screen(self.judge)
 
     def on_load_failed(self, message: LoadFailed) -> None:

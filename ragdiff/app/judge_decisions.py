@@ -45,7 +45,7 @@ class Deciding:
         # the decision that leaves none of the query's pool unjudged finishes it: a person has read every
         # pooled chunk's label, which is what the label file's `reviewed:` date says (DESIGN)
         done, size = self.queue.query_progress(target.query_id)
-        self.session.mark(target, label, grade, reviewed=size > 0 and done == size)
+        self.session.mark(target, label, grade, reviewed=self.queue.finishes_queries and size > 0 and done == size)
         self._advance(f"{clean(target.chunk_id)}: {vocab.word(label, grade)} · saving …")
 
     def action_accept(self) -> None:
@@ -121,6 +121,7 @@ class Deciding:
         if message.undo and message.changes:  # back to the chunk that was taken back, to judge it again
             change = message.changes[-1]
             if change.query_id in self.queue.queries:
+                self.queue.taken_back(change.query_id, change.chunk_id)
                 self.position = self.queue.add(change.query_id, change.chunk_id)
         elif message.undo and message.query_edit is not None:  # back to the drafted query, to decide it again
             qid = message.query_edit.query_id

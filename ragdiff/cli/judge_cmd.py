@@ -40,6 +40,9 @@ def add_parser(subparsers) -> None:
                        help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (default "
                             f"{DEFAULT_POOL_ORDER}: the chunk anywhere in the pool most likely gold next; rank: query "
                             "by query, best rank first); it adapts to each decision")
+    judge.add_argument("--against", type=Path, metavar="B",
+                       help="another reviewer's label file: a queue of only the (query, chunk) pairs both files judged "
+                            "differently (as labels agree lists them), to settle them; decisions go to --gold")
     judge.add_argument("--simulate", type=Path, metavar="ORACLE",
                        help="replay the queue against this fully judged label file (unjudged there: not relevant) "
                             "and report how many judgments find 50-100%% of the pool's gold; writes nothing")
@@ -57,23 +60,46 @@ def run_judge(args: argparse.Namespace) -> int:
     if args.bm25 and args.corpus is None:
         raise UsageError("--bm25 searches the corpus: give it with --corpus C")
     for what, path in [*(("RUN", p) for p in args.runs), ("--gold", args.gold), ("--corpus", args.corpus),
-                       ("--simulate", args.simulate)]:
+                       ("--simulate", args.simulate), ("--against", args.against)]:
         if path is not None and not path.exists():
             raise InputError(path, f"no such file ({what})")
     if args.simulate is not None and args.gold_left:
         raise UsageError("--gold-left and --simulate are two reports: ask for one")
+    if args.against is not None and (args.simulate is not None or args.gold_left):
+        raise UsageError("--against opens the queue of disagreements: not with --simulate or --gold-left")
     if args.simulate is not None:
         return run_simulate(args)
     if args.gold_left:
         return run_gold_left(args)
     if args.json:
         raise UsageError("--json goes with --simulate ORACLE or --gold-left (the queue itself is a screen)")
+    if args.against is not None and not check_against(args):
+        return 0
     from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
-                               bm25=args.bm25, order=args.order or DEFAULT_POOL_ORDER))
+                               bm25=args.bm25, order=args.order or DEFAULT_POOL_ORDER,
+                               against=args.against))
     return run_app(app)
+
+
+def check_against(args: argparse.Namespace) -> bool:
+    """--against B: False (and said) when there is nothing to settle; two files with no judged pair in common are
+    a usage error, as `labels agree` says."""
+    from ragdiff.core.judge.agreement import agree
+    from ragdiff.core.labels.gold import load_gold
+    from ragdiff.core.visible import visible
+
+    result = agree(load_gold(args.gold, args.gold_format), load_gold(args.against, args.gold_format))
+    if result.overlap == 0:
+        raise UsageError(f"{args.gold} and {args.against} judged no (query, chunk) pair in common ({result.only_a} "
+                         f"and {result.only_b} judged pairs): no disagreement to settle")
+    if not result.disagreements:
+        print(visible(f"{args.gold} and {args.against} agree on all {result.overlap} pairs both judged: nothing to "
+                      "settle"))
+        return False
+    return True
 
 
 def run_simulate(args: argparse.Namespace) -> int:

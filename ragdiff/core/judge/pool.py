@@ -59,6 +59,10 @@ class JudgeQueue:
     the progress counts follow). The entries are read through a read-only view (`entries`) and changed only
     through `add`; a decision in flight through `decide` and `apply`."""
 
+    # the decision that leaves none of a query's pool undecided finishes the query (its `reviewed:` date)
+    finishes_queries = True
+    to_do = "pooled chunks to judge"  # what the queue holds, in the status line as it opens
+
     def __init__(self, queries: Iterable[str], texts: dict[str, str], entries: Mapping[str, Iterable[Entry]],
                  labels: Judgments | dict[tuple[str, str], tuple[str, int | None]], run_names: Iterable[str],
                  depth: int, flagged: Iterable[tuple[str, str]] = (), listen: bool = True) -> None:
@@ -384,6 +388,14 @@ class JudgeQueue:
     def dropped_queries(self) -> frozenset[str]:
         """The drafted queries dropped since the queue was built (out of its walk and its counts)."""
         return frozenset(self._dropped)
+
+    def note(self, query_id: str, chunk_id: str) -> str | None:
+        """What the chunk's title says besides its judgment (the queue of disagreements: both reviewers')."""
+        return None
+
+    def taken_back(self, query_id: str, chunk_id: str) -> None:
+        """An undo took back this queue's decision on the chunk (its Change has come back): nothing more to do here;
+        the queue of disagreements waits on it again (core/judge/settle.py)."""
 
     def is_dropped(self, query_id: str) -> bool:
         return query_id in self._dropped
