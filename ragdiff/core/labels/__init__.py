@@ -1,7 +1,7 @@
 """Writing one reviewer's mark into a label file, losing nothing (DESIGN.md, "Writing labels back").
 
 The public API: `LabelFile` (open a label file for marking), `Mark` (what the reviewer asked for),
-`Judgment` and `Change` (what a mark did: the app updates its model from the Change alone), and the
+`Judgment` and `Change` (what a mark did: the judgment store applies the Change alone), and the
 errors. How the package is laid out:
 
     session.py      LabelFile: read -> plan -> verify -> journal -> write, put together from one part per concern:
@@ -20,7 +20,9 @@ errors. How the package is laid out:
     document.py     the interface every format implements; the shared reading rules
     yaml_doc.py     the ragdiff YAML label file read   yaml_edits.py  its edits (json_doc.py: the JSON file)
     short_doc.py    {query: [ids]} in YAML or JSON     qrels_doc.py   TREC qrels and BEIR qrels
-    reader.py       text + format -> its document (ragdiff.core.labels.gold reads through it too)
+    reader.py       text + format -> its document (gold.py reads through it too)
+    gold.py         a label file read as a gold set: the frames the metrics read (`load_gold`)
+    journal.py      the append-only journal beside the label file: who marked what, replayed on opening
 """
 
 from ragdiff.core.labels.atomic import TEMP_SUFFIX
