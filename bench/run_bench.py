@@ -392,7 +392,8 @@ def phases(folder: Path, depth: int = DEPTH) -> None:
     from ragdiff.core.metrics.diff import compare
     from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.metrics import stats as stats_mod
 
     def lap(label, fn):

@@ -287,7 +287,8 @@ async def test_k_held_down_with_next_and_marks_typed_fast(sample_runs, tmp_path,
     from ragdiff.core.metrics.diff import flips
     from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.labels import LabelFile, Mark
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     folder = demo_copy(sample_runs, tmp_path)

@@ -23,7 +23,8 @@ from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.metrics.diff import flips
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
-from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
 
 from conftest import settle

@@ -13,7 +13,8 @@ from ragdiff.core.metrics.specs import default_metrics
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels.journal import Journal, journal_path
-from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.runs import load_run
 
 from test_app_pilot import SIZE, lesson_app

@@ -16,7 +16,8 @@ from ragdiff.app.query_labels import labels_frame
 from ragdiff.app.text import clean, literal, mark_words, query_words
 from ragdiff.core.metrics.diff import flips
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
 
 
@@ -244,7 +245,8 @@ def test_which_k_curve_is_recall_at_every_k(tmp_path):
 
     from ragdiff.app.model import ReviewModel
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings, parse_metric
     from ragdiff.core.io.runs import load_run
 
     folder = Path(__file__).parent.parent / "sample_runs"

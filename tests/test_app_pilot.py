@@ -10,7 +10,8 @@ from ragdiff.app.widgets.query_list import QueryList
 from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.metrics.diff import flips
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
 
 SIZE = (140, 40)

@@ -9,7 +9,8 @@ import shutil
 from ragdiff.cli import review_cmd
 from ragdiff.cli.review_cmd import DEMO_FILES, HELD_BACK, hold_back
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.judge.pool import JudgeQueue
 from ragdiff.core.io.runs import load_run
 

@@ -12,7 +12,8 @@ import pytest
 from ragdiff.cli.main import main
 from ragdiff.core.metrics.diff import Diff, compare, flips, jaccard, paired, rbo
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics
 from ragdiff.core.io.runs import load_run
 
 DATA = Path(__file__).parent / "data" / "diff"
@@ -329,7 +330,8 @@ def test_overlap_for_all_queries_equals_jaccard_and_rbo_one_query_at_a_time(tmp_
     import random
 
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     rng = random.Random(3)
@@ -358,7 +360,8 @@ def _overlap_of_trec_lists(tmp_path, lists: dict, relevant: str, k: int, depth: 
     """compare()'s overlap per query of two TREC runs written from `lists` (query -> (A's list, B's list)), one
     relevant chunk per query: query -> (jaccard, rbo, rbo_k)."""
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     longest = max((len(x) for pair in lists.values() for x in pair), default=0)
@@ -533,7 +536,8 @@ def test_diff_says_when_unjudged_chunks_could_flip_the_verdict(capsys, tmp_path)
 def _unjudged_from_scratch(ev_a, ev_b, gold, diff):
     """The unjudged check by its definition: the lower run's unjudged chunks in the window made relevant in the
     gold set (`with_relevant`), both runs evaluated again from their files' rows, the same seeded test."""
-    from ragdiff.core.metrics.specs import aligned_frame, unjudged_rows, with_relevant
+    from ragdiff.core.metrics.bounds import with_relevant
+    from ragdiff.core.metrics.prepared import aligned_frame, unjudged_rows
     from ragdiff.core.metrics.stats import paired_tests
 
     settings = ev_a.settings

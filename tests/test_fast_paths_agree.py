@@ -9,7 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, prepare, score
+from ragdiff.core.metrics.evaluate import score
+from ragdiff.core.metrics.prepared import prepare
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.metrics.by_k import ByK
 from ragdiff.core.io.runs import load_run
 from tests.test_metrics_by_k import every_metric, same

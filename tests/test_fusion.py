@@ -17,7 +17,8 @@ import pytest
 from ragdiff.cli.main import main
 from ragdiff.core.retrieval import fusion
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.runs import load_run
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_runs"

@@ -221,7 +221,8 @@ def test_a_row_holds_each_metric_exactly_as_eval_computed_it(tmp_path):
     10 significant digits: 0.5555555555555556 came back as 0.5555555556)."""
     from ragdiff.core.labels.gold import load_gold
     from ragdiff.core.report.history import append_runs
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     gold = load_gold(DATA / "lesson_gold.yaml")

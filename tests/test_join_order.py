@@ -7,7 +7,10 @@ from __future__ import annotations
 import random
 
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, parse_metric, per_query_values, prepare, window_counts
+from ragdiff.core.metrics.bounds import window_counts
+from ragdiff.core.metrics.prepared import prepare
+from ragdiff.core.metrics.scoring import per_query_values
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.runs import load_run
 
 

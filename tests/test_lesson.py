@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ragdiff.cli.main import main
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.runs import load_run
 
 LESSON = Path(__file__).parent / "data" / "lesson"

@@ -10,7 +10,8 @@ from ragdiff.cli.main import main
 from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.runs import load_run
 
 

@@ -108,7 +108,8 @@ PROMOTED = {("q1", "x"), ("q1", "y"), ("q2", "f"), ("q2", "w"), ("q3", "h")}
 @pytest.mark.parametrize("threshold", [1, 2])
 def test_upper_bound_is_the_metric_with_the_unjudged_chunks_made_relevant(tmp_path, threshold):
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     names = ["recall@5", "recall_frac@5", "precision@5", "mrr", "mrr@5", "ndcg@5", "ndcg", "map", "map@5", "rprec",
@@ -185,7 +186,9 @@ def test_counted_bounds_are_the_promoted_ones_to_the_last_bit(tmp_path, case, se
     one more relevant chunk); by definition they are the promoted rows rescored: the same floats, per query,
     mean and count."""
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, prepare, upper_bounds
+    from ragdiff.core.metrics.bounds import upper_bounds
+    from ragdiff.core.metrics.prepared import prepare
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     import dataclasses
@@ -232,7 +235,9 @@ def test_deep_bounds_promoted_without_listing_the_rows_are_the_listed_ones_to_th
     import polars as pl
 
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, prepare, promote_window, rows_for_bounds, upper_bounds
+    from ragdiff.core.metrics.bounds import promote_window, rows_for_bounds, upper_bounds
+    from ragdiff.core.metrics.prepared import prepare
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     qrels, run_path = _random_case(tmp_path, seed, pool=600)
@@ -258,7 +263,9 @@ def test_counted_bounds_fall_back_when_a_query_is_two_stretches(tmp_path):
     """A run keying one query by its id and by its text makes two stretches of one query after the text is
     read as the id: its top w no longer holds min(returned, w) rows, so its bounds are promoted, not counted."""
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, prepare, upper_bounds
+    from ragdiff.core.metrics.bounds import upper_bounds
+    from ragdiff.core.metrics.prepared import prepare
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     gold = load_gold(write(tmp_path / "gold.yaml", "queries:\n  - id: q1\n    text: what is x\n    gold: [a]\n"
@@ -294,7 +301,7 @@ def test_returned_counts_from_stretches_are_the_grouped_ones(order):
 
     import numpy as np
 
-    from ragdiff.core.metrics.specs import _returned
+    from ragdiff.core.metrics.prepared import _returned
 
     rng = np.random.default_rng(4)
     frame = pl.DataFrame({"query_id": [q for q, n in (("q1", 3), ("q2", 5), ("q1", 2), ("q3", 1)) for _ in range(n)],
@@ -314,8 +321,9 @@ def test_window_counts_kept_are_the_fresh_ones_and_not_a_promoted_runs(tmp_path)
     check ask for the same ones): the kept table is the one computed afresh, and a run made from it by promote
     (dataclasses.replace) counts its own rows, not the kept ones."""
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import (EvalSettings, _window_counts, prepare, promote, unjudged_in,
-                                      window_counts)
+    from ragdiff.core.metrics.bounds import _window_counts, promote, unjudged_in, window_counts
+    from ragdiff.core.metrics.prepared import prepare
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     qrels, run_path = _random_case(tmp_path, 1)
@@ -337,7 +345,8 @@ def test_runs_evaluated_side_by_side_are_each_evaluated_alone(tmp_path, threads)
     """`evaluate_runs` runs the evaluations in threads: each run's values, means and bounds are those of
     `evaluate` on it alone, in the runs' order (runs of different sizes, so the slower one finishes last)."""
     from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate, evaluate_runs
+    from ragdiff.core.metrics.evaluate import evaluate, evaluate_runs
+    from ragdiff.core.metrics.specs import EvalSettings
     from ragdiff.core.io.runs import load_run
 
     runs, golds = [], []
@@ -382,7 +391,7 @@ def test_rows_of_pairs_is_the_join_on_both_columns_in_the_rows_order(monkeypatch
 
     import polars as pl
 
-    import ragdiff.core.metrics.specs as metrics_mod
+    import ragdiff.core.metrics.prepared as metrics_mod
 
     if pair_hash == "all collide":
         monkeypatch.setattr(metrics_mod, "_pair_hash", lambda: pl.lit(7, dtype=pl.UInt64))
@@ -403,7 +412,7 @@ def test_rows_of_pairs_hashed_a_slice_at_a_time_keeps_every_row_in_order(monkeyp
     gives them, in `rows`' order (the gold join's order is what scoring and the unjudged check read)."""
     import random
 
-    import ragdiff.core.metrics.specs as metrics_mod
+    import ragdiff.core.metrics.prepared as metrics_mod
 
     rows, pairs = _rows_and_pairs(random.Random(9), rows=(2_000, 30, 200), pairs=(600, 30, 200))
     monkeypatch.setattr(metrics_mod, "_HASHED_ROWS", eval(slice_rows, {"height": rows.height}))  # edges at the end too

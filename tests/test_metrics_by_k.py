@@ -13,11 +13,14 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from ragdiff.core.metrics import specs as core
-from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import SPECS, EvalSettings, Metric, prepare, score
-from ragdiff.core.metrics.by_k import ByK, kahan_running
 from ragdiff.core.io.runs import load_run
+from ragdiff.core.labels.gold import load_gold
+from ragdiff.core.metrics import scoring
+from ragdiff.core.metrics.aggregates import DCG, graded_gain, rank_discount
+from ragdiff.core.metrics.by_k import ByK, kahan_running
+from ragdiff.core.metrics.evaluate import score
+from ragdiff.core.metrics.prepared import aligned_frame, prepare
+from ragdiff.core.metrics.specs import SPECS, EvalSettings, Metric
 
 SETTINGS = [
     {},
@@ -113,7 +116,7 @@ def test_the_set_tells_the_two_sums_apart(generated):
     settings = EvalSettings(k=1, depth=300)
     prepared = prepare(runs[0], gold, settings, unjudged_depth=0)
     rows = prepared.judged.sort("query_id", "rank").with_columns(
-        dg=core._gain(pl.col("grade"), "linear") * core._discount(pl.col("rank")))
+        dg=graded_gain(pl.col("grade"), "linear") * rank_discount(pl.col("rank")))
     lengths = rows.get_column("query_id").rle().struct.field("len").to_numpy().astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     dg = rows.get_column("dg").to_numpy()
@@ -121,7 +124,7 @@ def test_the_set_tells_the_two_sums_apart(generated):
     plain = np.concatenate([np.cumsum(dg[s:s + n]) for s, n in zip(starts, lengths)])
     last = starts + lengths - 1
     deepest = int(rows.get_column("rank").max())
-    core_at = {k: rows.group_by("query_id", maintain_order=True).agg(**core._dcg(k)).get_column(f"dcg_{k}").to_numpy()
+    core_at = {k: rows.group_by("query_id", maintain_order=True).agg(**DCG.make(k)).get_column(f"dcg_{k}").to_numpy()
                for k in (deepest - 1, deepest)}
     kept = rows.group_by("query_id", maintain_order=True).agg(
         n=(pl.col("rank") <= deepest - 1).sum()).get_column("n").to_numpy()
@@ -147,13 +150,13 @@ def test_the_fast_path_is_the_one_the_specs_declare(sample_runs, monkeypatch):
     settings = EvalSettings(k=5, depth=50)
     by_k = ByK(prepare(load_run(sample_runs / "bm25.jsonl"), gold, settings, unjudged_depth=0), settings)
     asked: list[list[str]] = []
-    scored_by_core = core.per_query_values
+    scored_by_core = scoring.per_query_values
 
     def spy(prepared, metrics, at):
         asked.append([m.name for m in metrics])
         return scored_by_core(prepared, metrics, at)
 
-    monkeypatch.setattr(core, "per_query_values", spy)
+    monkeypatch.setattr(scoring, "per_query_values", spy)
     fast = {m.name for m in every_metric(5) if all(agg.kernel for agg in m.spec.aggs)}
     assert {"recall@5", "recall_frac@5", "precision@5", "mrr", "mrr@5", "ndcg", "ndcg@5", "judged@5", "map",
             "map@5"} == fast
@@ -197,7 +200,7 @@ def test_one_query_replaced_equals_the_build(generated, data):
         for k in ks:
             by_k.score(replace(settings, k=k), every_metric(k))
     queries = gold.queries.get_column("query_id").to_list()
-    frame = core.aligned_frame(run, gold)
+    frame = aligned_frame(run, gold)
     for _ in range(data.draw(st.integers(1, 3), label="marks")):
         qid = data.draw(st.sampled_from(queries), label="query")
         returned = frame.filter(pl.col("query_id") == qid).get_column("chunk_id").to_list()

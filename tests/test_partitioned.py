@@ -13,7 +13,8 @@ from ragdiff.core.io import trec_run
 from ragdiff.core.metrics import partitioned
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.gold import load_gold
-from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, Metric, default_metrics
 from ragdiff.core.metrics.partitioned import evaluate_partitioned, too_big_for_memory
 from ragdiff.core.io.runs import load_run
 

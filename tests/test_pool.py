@@ -279,7 +279,7 @@ def test_the_judged_rule_is_the_same_for_one_judgment_and_for_frames(tmp_path):
     included (the three were written apart: metrics' `grade >= 0` dropped a null grade that the queue and
     kind_of called judged, and read a draft's or "none"'s grade as a judgment)."""
     from ragdiff.core import vocab
-    from ragdiff.core.metrics.specs import judged_pairs
+    from ragdiff.core.metrics.prepared import judged_pairs
 
     gold, cells, run = _grid_gold(tmp_path)
     one_at_a_time = {c for c, (level, grade) in cells.items() if vocab.kind_of(level, grade).judged}

@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragdiff.core.labels.gold import Gold
-from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 from ragdiff.core.io.run_order import _order
 from ragdiff.core.io.runs import Run
 from counts import count

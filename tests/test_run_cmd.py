@@ -11,7 +11,8 @@ import pytest
 from ragdiff.cli.main import main
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.report.history import append_runs, load_history
-from ragdiff.core.metrics.specs import EvalSettings, evaluate
+from ragdiff.core.metrics.evaluate import evaluate
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
 
 HERE = Path(__file__).resolve().parent

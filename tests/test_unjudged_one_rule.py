@@ -21,7 +21,9 @@ from ragdiff.app.model import ReviewModel
 from ragdiff.core import vocab
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
-from ragdiff.core.metrics.specs import EvalSettings, prepare, unjudged_in
+from ragdiff.core.metrics.bounds import unjudged_in
+from ragdiff.core.metrics.prepared import prepare
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
 
 GOLD = """queries:

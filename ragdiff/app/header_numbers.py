@@ -8,7 +8,8 @@ import math
 from dataclasses import dataclass, field, replace
 
 from ragdiff.core.metrics.diff import MIN_QUERIES_FOR_VERDICT, compare
-from ragdiff.core.metrics.specs import EvalSettings, Metric, RunEval
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.specs import EvalSettings, Metric
 from ragdiff.core.io.runs import Run
 
 

@@ -19,8 +19,10 @@ from ragdiff.app.query_labels import QueryLabels
 from ragdiff.app.views import Basis, KView, unjudged_rows_of, unjudged_tables, view_at
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.store import Judgments, stretches
-from ragdiff.core.metrics.specs import (EvalSettings, PreparedRun, RunEval, aligned_frame, default_metrics, judged_pairs,
-                                  prepare, recall_curve)
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import PreparedRun, aligned_frame, judged_pairs, prepare
+from ragdiff.core.metrics.scoring import recall_curve
+from ragdiff.core.metrics.specs import EvalSettings, default_metrics
 from ragdiff.core.metrics.by_k import ByK, Ranked
 from ragdiff.core.io.runs import Run
 

@@ -14,7 +14,9 @@ import polars as pl
 
 from ragdiff.core.metrics import diff as core_diff
 from ragdiff.core.metrics.by_k import ByK, Ranked
-from ragdiff.core.metrics.specs import EvalSettings, PreparedRun, RunEval, default_metrics, judged_pairs, rows_without
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import PreparedRun, judged_pairs, rows_without
+from ragdiff.core.metrics.specs import EvalSettings, default_metrics
 
 
 # slots, not frozen: set_k makes one per query (10,000 frozen ones cost ~10 ms of CPU per k, these ~1 ms)

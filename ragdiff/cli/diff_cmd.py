@@ -26,7 +26,7 @@ from ragdiff.core.visible import visible
 if TYPE_CHECKING:
     from ragdiff.core.metrics.diff import Diff
     from ragdiff.core.labels.gold import Gold
-    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.evaluate import RunEval
     from ragdiff.core.report.diff_doc import DiffReport
 
 
@@ -99,7 +99,8 @@ def compare_all(args: argparse.Namespace, started: list | None = None) -> tuple[
     from concurrent.futures import ThreadPoolExecutor
 
     from ragdiff.core.metrics.diff import compare
-    from ragdiff.core.metrics.specs import default_metrics, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.report.diff_doc import report
     from ragdiff.core.report.notes import drafts_note
 

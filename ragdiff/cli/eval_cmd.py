@@ -14,7 +14,7 @@ from ragdiff.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:  # polars, numpy and rich load when the command runs, not for --help
     from ragdiff.core.labels.gold import Gold
-    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.evaluate import RunEval
 
 
 def add_parser(subparsers) -> None:
@@ -42,7 +42,8 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ragdiff.core.io.corpus import Corpus
-    from ragdiff.core.metrics.specs import default_metrics, evaluate_runs
+    from ragdiff.core.metrics.evaluate import evaluate_runs
+    from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.report.eval_doc import eval_report
 
     settings = settings_from(args)

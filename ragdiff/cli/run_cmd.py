@@ -231,7 +231,8 @@ def _score_and_log(args, target: Path, answer, gold, settings, warning, previous
     from ragdiff.core.metrics.diff import compare
     from ragdiff.core.errors import InputError
     from ragdiff.core.report.history import append_runs
-    from ragdiff.core.metrics.specs import default_metrics, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import default_metrics
     from ragdiff.core.report.diff_doc import report
     from ragdiff.core.report.notes import drafts_note
     from ragdiff.core.io.runs import load_run

@@ -124,7 +124,8 @@ def verdicts(run_a, run_b, golds: list[Gold], settings) -> tuple[list[dict], dic
     and per metric whether they agree: the same verdict (gain, drop, inside the noise, same, by hand) with the
     change in the same direction."""
     from ragdiff.core.metrics.diff import compare
-    from ragdiff.core.metrics.specs import default_metrics, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import default_metrics
 
     metrics = default_metrics(settings.k, settings.depth, "diff")
     out = []

@@ -31,7 +31,7 @@ from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.journal import utc_now
 from ragdiff.core.labels.marks import Judgment
 from ragdiff.core.labels.store import Changed, Judgments
-from ragdiff.core.metrics.specs import aligned_frame, judged_pairs
+from ragdiff.core.metrics.prepared import aligned_frame, judged_pairs
 from ragdiff.core.io.runs import Run
 
 if TYPE_CHECKING:

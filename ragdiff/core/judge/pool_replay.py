@@ -56,7 +56,7 @@ def oracle_gold(oracle: Gold, threshold: int = 1) -> set[tuple[str, str]]:
 
 def left_out(runs: list[Run], start: Gold, oracle: Gold) -> dict[str, list[str]]:
     """The oracle's queries the replay cannot use: no run has them, or the label file it starts from lacks them."""
-    from ragdiff.core.metrics.specs import aligned_frame
+    from ragdiff.core.metrics.prepared import aligned_frame
 
     in_runs: set[str] = set()
     for run in runs:

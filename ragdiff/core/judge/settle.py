@@ -19,7 +19,7 @@ from ragdiff.core.judge.agreement import Disagreement
 from ragdiff.core.judge.pool import Entry, JudgeQueue
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.store import Changed, Judgments
-from ragdiff.core.metrics.specs import aligned_frame
+from ragdiff.core.metrics.prepared import aligned_frame
 
 
 class SettleQueue(JudgeQueue):

@@ -17,7 +17,8 @@ STOP_METRIC = "recall@10"  # the sentence's metric: the lesson's first number, a
 
 def bounds(runs: list[Run], gold: Gold, metric: str = STOP_METRIC) -> list[tuple[str, float | None, float | None]]:
     """Per run: (name, the metric as judged, its bound if every unjudged chunk in its window were relevant)."""
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate, parse_metric
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings, parse_metric
 
     chosen = parse_metric(metric)
     settings = EvalSettings(k=chosen.k or 10, depth=max(chosen.k or 10, 50))

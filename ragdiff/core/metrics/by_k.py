@@ -1,12 +1,12 @@
 """A prepared run scored at every k at once: each `+`/`-` of the review screen is a lookup, not a group-by.
 
-`metrics.score(prepared, settings, metrics)` aggregates the judged rows of every query at one k (a polars
+`evaluate.score(prepared, settings, metrics)` aggregates the judged rows of every query at one k (a polars
 group-by over every judged row: ~30 ms per run at 10,000 queries). `ByK` reads the same rows once and keeps,
 per query, running values down its ranks (relevant rows, judged rows, gain × discount) and down its ideal
 ranking; an aggregate at cutoff k is then the running value at the query's last row ranked <= k (one
-`searchsorted` over all queries). The per-query value is the metric's own expression in `metrics.SPECS`
-(`MetricSpec.value`) applied to those aggregates, as `metrics.per_query_values` applies it: every metric keeps
-one definition. Each aggregate of a spec names its per-k kernel (`metrics.Aggregate.kernel`); this module
+`searchsorted` over all queries). The per-query value is the metric's own expression in `specs.SPECS`
+(`MetricSpec.value`) applied to those aggregates, as `scoring.per_query_values` applies it: every metric keeps
+one definition. Each aggregate of a spec names its per-k kernel (`aggregates.Aggregate.kernel`); this module
 provides the kernels (`ByK.KERNELS`) and reads that name, nothing else of the spec.
 
 Bit for bit: polars sums a float group two ways (measured, polars 2.1): where the filter of `dg.filter(rank <= k)`
@@ -14,8 +14,8 @@ keeps every row of the frame (k at or past the deepest judged rank; `_top(None)`
 otherwise Kahan's compensated sum of the rows kept, in their order. The two differ in the last bit on ~10% of
 the queries from a handful of rows up. So a cutoff that keeps some rows reads a running Kahan sum here, and
 a cutoff that keeps them all reads the core's own aggregate, computed once with its own expression
-(tests/test_metrics_by_k.py holds every k equal to `metrics.score`, and fails if either half is changed). A
-metric with an aggregate that names no kernel is scored by `metrics.per_query_values` itself (once per metric:
+(tests/test_metrics_by_k.py holds every k equal to `evaluate.score`, and fails if either half is changed). A
+metric with an aggregate that names no kernel is scored by `scoring.per_query_values` itself (once per metric:
 rprec and bpref take no cutoff).
 """
 
@@ -26,8 +26,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import polars as pl
 
-from ragdiff.core.metrics import specs as core
-from ragdiff.core.metrics.specs import Aggregate, EvalSettings, Metric, PreparedRun, RunEval
+from ragdiff.core.metrics import scoring
+from ragdiff.core.metrics.aggregates import Aggregate, graded_gain, rank_discount
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import PreparedRun
+from ragdiff.core.metrics.scoring import mean_of
+from ragdiff.core.metrics.specs import EvalSettings, Metric
 
 NONE = np.iinfo(np.int64).max  # no relevant row (first_rel)
 
@@ -201,7 +205,7 @@ def _running_count(flags: np.ndarray, ranked: Ranked) -> np.ndarray:
 
 
 class ByK:
-    """`score(settings, metrics)` equal to `metrics.score(prepared, settings, metrics)` (without bounds) at any
+    """`score(settings, metrics)` equal to `evaluate.score(prepared, settings, metrics)` (without bounds) at any
     k, from tables built once per prepared run. The settings may differ from those given here in k and depth
     only."""
 
@@ -214,7 +218,7 @@ class ByK:
             num_rel=(pl.col("grade") >= threshold).sum(),
             num_nonrel=((pl.col("grade") >= 0) & (pl.col("grade") < threshold)).sum(),
         )
-        # per scored query, the k-independent columns of metrics.per_query_values' table (filled as it fills)
+        # per scored query, the k-independent columns of scoring.per_query_values' table (filled as it fills)
         self._base = (scored.join(prepared.returned, on="query_id", how="left")
                       .join(counts, on="query_id", how="left")
                       .with_columns(pl.col("returned", "num_rel", "num_nonrel").fill_null(0)))
@@ -250,7 +254,7 @@ class ByK:
         self._scored: dict[Metric, tuple[pl.Series, float]] = {}
 
     def _frame(self, name: str) -> pl.DataFrame:
-        """The rows metrics.per_query_values aggregates ("rows": the judged rows; "ideal": the ideal ranking),
+        """The rows scoring.per_query_values aggregates ("rows": the judged rows; "ideal": the ideal ranking),
         made as it makes them; kept, or made again from the prepared run when first asked (after `with_query`)."""
         found = self._frames.get(name)
         if found is not None:
@@ -261,14 +265,14 @@ class ByK:
             frame = self.prepared.judged.sort("query_id", "rank").with_columns(
                 rel=pl.col("grade") >= threshold, judged=pl.col("grade") >= 0,
                 nonrel=(pl.col("grade") >= 0) & (pl.col("grade") < threshold),
-                dg=core._gain(pl.col("grade"), gain) * core._discount(pl.col("rank")),
+                dg=graded_gain(pl.col("grade"), gain) * rank_discount(pl.col("rank")),
             ).with_columns(rel_upto=pl.col("rel").cum_sum().over("query_id"),
                            nonrel_upto=pl.col("nonrel").cum_sum().over("query_id"))
         else:
             frame = (self.prepared.qrels.filter(pl.col("grade") > 0)
                      .sort(["query_id", "grade"], descending=[False, True])
                      .with_columns(pos=pl.int_range(1, pl.len() + 1).over("query_id"))
-                     .with_columns(ig=core._gain(pl.col("grade"), gain) * core._discount(pl.col("pos"))))
+                     .with_columns(ig=graded_gain(pl.col("grade"), gain) * rank_discount(pl.col("pos"))))
         self._frames[name] = frame
         return frame
 
@@ -312,7 +316,7 @@ class ByK:
                 new._whole[key] = (k, spliced(values, i, 1, part._core_aggregate(key[0], k)))
         return new
 
-    # ---- the per-k kernels: each gives an aggregate of metrics.py (`Aggregate.kernel`) at a cutoff ------------
+    # ---- the per-k kernels: each gives an aggregate of aggregates.py (`Aggregate.kernel`) at a cutoff ---------
 
     def _relevant_count(self, agg: Aggregate, k: int | None) -> np.ndarray:
         return self._rows.at(self._rel_upto, k, 0).astype(np.uint32)
@@ -412,13 +416,13 @@ class ByK:
             values = table.select(*[m.spec.value(m.k).cast(pl.Float64).alias(m.name) for m in known])
             for m in known:
                 column = values.get_column(m.name)
-                mine[m] = scored[m] = (column, core._mean(column))
+                mine[m] = scored[m] = (column, mean_of(column))
         missing = [m for m in other if m.name not in self._fixed]
         if missing:
-            values = core.per_query_values(self.prepared, missing, settings)
+            values = scoring.per_query_values(self.prepared, missing, settings)
             self._fixed.update({m.name: values.get_column(m.name) for m in missing})
         for m in other:
-            mine[m] = scored[m] = (self._fixed[m.name], core._mean(self._fixed[m.name]))
+            mine[m] = scored[m] = (self._fixed[m.name], mean_of(self._fixed[m.name]))
         per_query = pl.DataFrame([self.queries, *(mine[m][0] for m in metrics)])
         means = {m.name: mine[m][1] for m in metrics}
         while len(scored) > _KEPT_METRICS:  # the oldest first, not one asked for now

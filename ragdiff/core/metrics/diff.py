@@ -17,7 +17,9 @@ from ragdiff.core.labels.gold import Gold
 from ragdiff.core.metrics.diff_result import (JUDGED_VERDICT_WORDS, MIN_QUERIES_FOR_VERDICT, VERDICT_WORDS, Diff,
                                               Flip, MetricDiff, Opportunity, UnjudgedCheck, decide, worth_text)
 from ragdiff.core.metrics.overlap import RBO_P, RBO_RANKS, Overlap, jaccard, overlap_of, rbo, rbo_weight
-from ragdiff.core.metrics.specs import EvalSettings, Metric, RunEval, aligned_frame, evaluate
+from ragdiff.core.metrics.evaluate import RunEval, evaluate
+from ragdiff.core.metrics.prepared import aligned_frame
+from ragdiff.core.metrics.specs import EvalSettings, Metric
 from ragdiff.core.metrics.stats import DEFAULT_FLIPS, DEFAULT_SEED, EXACT_MAX, PairedTest, bootstrap_ci, detectable_jobs, paired_tests
 from ragdiff.core.metrics.unjudged import unjudged_checks
 

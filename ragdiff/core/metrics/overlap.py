@@ -11,7 +11,8 @@ import numpy as np
 import polars as pl
 
 from ragdiff.core.labels.gold import Gold
-from ragdiff.core.metrics.specs import RunEval, aligned_frame
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import aligned_frame
 
 RBO_P = 0.9
 

@@ -21,7 +21,9 @@ from ragdiff.core.io.formats import RUN_READERS
 from ragdiff.core.io.runs import RUN_SCHEMA, Run, ordered_frame, sniff_run_format
 from ragdiff.core.io.trec_run import ROWS_PER_PART
 from ragdiff.core.labels.gold import Gold
-from ragdiff.core.metrics.specs import EvalSettings, Metric, PreparedRun, RunEval, prepare, score
+from ragdiff.core.metrics.evaluate import RunEval, score
+from ragdiff.core.metrics.prepared import PreparedRun, prepare
+from ragdiff.core.metrics.specs import EvalSettings, Metric
 
 IN_MEMORY_BYTES_PER_FILE_BYTE = 2.5  # `eval` of a TREC file in memory peaks near this many bytes per file byte
 

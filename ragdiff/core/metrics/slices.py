@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ragdiff.core.labels.gold import Gold
-from ragdiff.core.metrics.specs import RunEval
+from ragdiff.core.metrics.evaluate import RunEval
 
 if TYPE_CHECKING:
     from ragdiff.core.metrics.diff import MetricDiff

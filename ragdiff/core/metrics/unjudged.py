@@ -9,9 +9,11 @@ import polars as pl
 from ragdiff.core import fmt
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.metrics.diff_result import VERDICT_WORDS, MetricDiff, UnjudgedCheck
-from ragdiff.core.metrics.specs import (EvalSettings, Metric, PreparedRun, RunEval, aligned_frame, bound_window,
-                                        can_count, counted_values, per_query_values, prepare, promote, rows_of_pairs,
-                                        unjudged_in, window_counts)
+from ragdiff.core.metrics.bounds import bound_window, can_count, counted_values, promote, unjudged_in, window_counts
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import PreparedRun, aligned_frame, prepare, rows_of_pairs
+from ragdiff.core.metrics.scoring import per_query_values
+from ragdiff.core.metrics.specs import EvalSettings, Metric
 from ragdiff.core.metrics.stats import paired_tests
 
 def unjudged_checks(ev_a: RunEval, ev_b: RunEval, gold: Gold, diffs: list[MetricDiff], scored: list[str], *,

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from ragdiff.core import fmt
 from ragdiff.core.metrics.diff import Diff, Flip, worth_text
 from ragdiff.core.metrics.holm import adjust
-from ragdiff.core.metrics.specs import Metric, RunEval, evaluate
+from ragdiff.core.metrics.evaluate import RunEval, evaluate
+from ragdiff.core.metrics.specs import Metric
 from ragdiff.core.report.notes import drafts_summary
 
 

@@ -9,7 +9,7 @@ from ragdiff.core.report.notes import drafts_note, drafts_summary
 
 if TYPE_CHECKING:
     from ragdiff.core.labels.gold import Gold
-    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.evaluate import RunEval
     from ragdiff.core.metrics.slices import TagSlice
 
 

@@ -27,7 +27,9 @@ from ragdiff.core.io import textio
 from ragdiff.core.io.corpus import Corpus
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.gold import Gold
-from ragdiff.core.metrics.specs import EvalSettings, RunEval, query_table
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.prepared import query_table
+from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import RUN_SCHEMA
 
 

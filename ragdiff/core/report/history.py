@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.gold import Gold, file_sha256
-from ragdiff.core.metrics.specs import RunEval, parse_metric
+from ragdiff.core.metrics.evaluate import RunEval
+from ragdiff.core.metrics.specs import parse_metric
 
 FIXED_COLUMNS = ("when", "run", "run_path", "run_sha256", "gold", "gold_sha256", "corpus_sha256",
                  "corpus_file_sha256", "queries_scored", "unanswerable", "k", "depth", "threshold", "level", "gain")

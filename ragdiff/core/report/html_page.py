@@ -367,7 +367,8 @@ def page_data(evals: list, gold, corpus=None) -> dict:
     import polars as pl
 
     from ragdiff.core.metrics.diff import flips as flip_ids
-    from ragdiff.core.metrics.specs import aligned_frame, prepare, recall_curve
+    from ragdiff.core.metrics.prepared import aligned_frame, prepare
+    from ragdiff.core.metrics.scoring import recall_curve
 
     base = evals[0]
     s = base.settings

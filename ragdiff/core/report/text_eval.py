@@ -15,7 +15,7 @@ from ragdiff.core.words import JUDGED_ONLY_WORDS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragdiff.core.metrics.specs import RunEval
+    from ragdiff.core.metrics.evaluate import RunEval
     from ragdiff.core.metrics.slices import TagSlice
 
 

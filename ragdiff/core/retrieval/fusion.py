@@ -222,7 +222,8 @@ def folds_of(n: int, folds: int, seed: int) -> np.ndarray:
 def optimize(runs: list[Run], gold, metric, method: str, norm: str, folds: int, seed: int,
              depth: int | None = None, settings=None) -> Optimized:
     """Score every setting of the grid on every scored query, then choose by k-fold cross-validation."""
-    from ragdiff.core.metrics.specs import EvalSettings, evaluate
+    from ragdiff.core.metrics.evaluate import evaluate
+    from ragdiff.core.metrics.specs import EvalSettings
 
     settings = settings or EvalSettings()
     trials = grid(method, len(runs))
