@@ -63,6 +63,23 @@ def test_bad_metric_names_say_what_is_known(text, message):
         parse_metric(text)
 
 
+def test_a_name_with_digits_parses_once_its_spec_is_in_the_table(monkeypatch):
+    """A metric named with a digit (f1@k) needs only its entry in SPECS; names that were unknown stay unknown."""
+    from dataclasses import replace
+
+    from ragdiff.core.metrics import specs
+
+    for text in ("f1@5", "p10", "recall5", "ndcg1@5"):
+        with pytest.raises(ValueError, match="unknown metric"):
+            parse_metric(text)
+    monkeypatch.setitem(specs.SPECS, "f1", replace(SPECS["precision"], family="f1", aliases=("F1@{k}",)))
+    monkeypatch.setattr(specs, "_ALIASES", specs._alias_index())
+    assert parse_metric("f1@5") == parse_metric("F1@5") == parse_metric(" f1@5 ") == Metric("f1", 5)
+    with pytest.raises(ValueError, match="needs a cutoff"):
+        parse_metric("f1")
+    assert parse_metric("ndcg_cut_10") == Metric("ndcg", 10) and parse_metric("P_5") == Metric("precision", 5)
+
+
 def test_every_spec_round_trips_its_name_and_aliases():
     for family, spec in SPECS.items():
         ks = {"required": [7], "optional": [None, 7], "none": [None]}[spec.cutoff]

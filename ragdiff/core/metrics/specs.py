@@ -36,7 +36,8 @@ import polars as pl
 from ragdiff.core.metrics.aggregates import (AP_SUM, BPREF_SUM, DCG, FIRST_REL, HITS, IDCG, JUDGED_TOP, RPREC_HITS,
                                              Aggregate, cut_name)
 
-_NAME = re.compile(r"^\s*([A-Za-z_]+?)(?:([@_])(\d+))?\s*$")
+# a name, then its cutoff after "@" or "_"; the name may hold digits after its first letter (f1@5, F1_5)
+_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*?)(?:([@_])(\d+))?\s*$")
 
 
 def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
