@@ -159,10 +159,11 @@ def test_the_fast_path_is_the_one_the_specs_declare(sample_runs, monkeypatch):
     monkeypatch.setattr(scoring, "per_query_values", spy)
     fast = {m.name for m in every_metric(5) if all(agg.kernel for agg in m.spec.aggs)}
     assert {"recall@5", "recall_frac@5", "precision@5", "mrr", "mrr@5", "ndcg", "ndcg@5", "judged@5", "map",
-            "map@5"} == fast
+            "map@5"} <= fast
     for k in (5, 6, 50, 4):
         by_k.score(replace(settings, k=k), every_metric(k))
-    assert asked == [["rprec", "bpref"]]
+    slow = [m.name for m in every_metric(5) if m.name not in fast]
+    assert slow and asked == [slow]  # each scored by the core once, at the first k
 
 
 def test_other_settings_are_refused(generated):
