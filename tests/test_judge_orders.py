@@ -165,3 +165,22 @@ def test_gold_left_says_what_stopping_leaves_with_evals_own_bound(sample_runs, t
                 f"leaves recall@10's bound at {bounds[0][2]:.3f} for bm25 ({bounds[0][1]:.3f} as judged) and "
                 f"{bounds[1][2]:.3f} for dense ({bounds[1][1]:.3f} as judged)")
     assert expected in out, out[:400]
+
+
+def test_labels_stale_with_runs_says_the_gold_left_as_judge_does(sample_runs, tmp_path, capsys):
+    import json
+
+    from ragdiff.cli.main import main
+
+    folder = demo_copy(sample_runs, tmp_path)
+    strip_judgments(folder / "gold.yaml", 4)
+    runs = [str(folder / "bm25.jsonl"), str(folder / "dense.jsonl")]
+    assert main(["judge", *runs, "--gold", str(folder / "gold.yaml"), "--gold-left", "--json"]) == 0
+    judged = json.loads(capsys.readouterr().out)
+    assert main(["labels", "stale", str(folder / "gold.yaml"), "--runs", *runs, "--json"]) == 0
+    left = json.loads(capsys.readouterr().out)["gold_left"]
+    assert {k: left[k] for k in judged} == judged
+    assert main(["labels", "stale", str(folder / "gold.yaml"), "--runs", *runs]) == 0
+    out = capsys.readouterr().out
+    assert f"unjudged in the runs' top 10: {left['stopping']}" in " ".join(out.split())
+    assert left["stopping"].startswith(f"about {left['gold_left']:.0f} gold expected among the {left['unjudged']} ")

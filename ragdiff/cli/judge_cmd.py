@@ -187,26 +187,14 @@ GOLD_LEFT_LISTED = 20  # queries printed as text; --json lists every one
 def run_gold_left(args: argparse.Namespace) -> int:
     import json
 
-    from ragdiff.core.labels.gold import load_gold
-    from ragdiff.core.judge.pool import JudgeQueue
-    from ragdiff.core.judge.pool_order import GoldModel, Pool
     from ragdiff.core.io.runs import load_run
+    from ragdiff.core.judge.stopping import gold_left
+    from ragdiff.core.labels.gold import load_gold
 
     gold = load_gold(args.gold, args.gold_format)
     runs = [load_run(path, args.run_format) for path in args.runs]
-    pool = Pool.from_queue(JudgeQueue.build(runs, gold, args.pool), args.threshold)
-    total, per_query = GoldModel(pool).gold_left()
-    import numpy as np
-
-    unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
-    found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
-    rows = sorted(({"query_id": q, "unjudged": int(u), "gold_found": int(f), "gold_left": round(float(e), 2)}
-                   for q, u, f, e in zip(pool.queries, unjudged, found, per_query) if u),
-                  key=lambda r: -r["gold_left"])
-    doc = {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
-           "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
-           "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
-           "queries": rows}
+    doc = gold_left(runs, gold, args.pool, args.threshold)
+    total, rows = doc["gold_left"], doc["queries"]
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
         return 0
@@ -216,10 +204,10 @@ def run_gold_left(args: argparse.Namespace) -> int:
     from ragdiff.cli.common import table_console
     from ragdiff.core.visible import visible
 
-    console = table_console()
     from ragdiff.core.judge.stopping import bounds, sentence
 
-    console.print(Text(f"{sentence(total, doc['unjudged'], bounds(runs, gold))} ({len(pool)} pooled, "
+    console = table_console()
+    console.print(Text(f"{sentence(total, doc['unjudged'], bounds(runs, gold))} ({doc['pool_size']} pooled, "
                        f"{doc['judged']} judged, {doc['gold_found']} gold found); the gold is an estimate from the "
                        "judgments so far, which runs low while few chunks of a kind have been judged "
                        "(bench/RESULTS.md, \"Pool orders\")"), soft_wrap=True)

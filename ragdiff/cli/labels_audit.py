@@ -24,6 +24,11 @@ def add_parsers(commands) -> None:
     stale.add_argument("--older-than", type=_age, default=90, metavar="AGE",
                        help="90d (default), 12w, 6m (30 days each) or 1y")
     stale.add_argument("--corpus", type=Path, help="the corpus now in use (default: the one the label file names)")
+    stale.add_argument("--runs", type=Path, nargs="+", metavar="RUN",
+                       help="also estimate the gold still unjudged in these runs' pool (as judge --gold-left does) "
+                            "and what stopping now leaves of recall@10's bound")
+    stale.add_argument("--pool", type=positive_int, default=10, help="with --runs: each run's top N (default 10)")
+    stale.add_argument("--format", dest="run_format", choices=RUN_FORMATS, help="say the runs' format outright")
     stale.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     stale.set_defaults(handler=run_stale)
 
@@ -168,6 +173,17 @@ def run_stale(args: argparse.Namespace) -> int:
     today = datetime.now(timezone.utc).date()
     stale = stale_queries(gold, entries, today, args.older_than, check)
     total = gold.queries.height
+    left = None
+    if args.runs:  # the gold still unjudged in the runs' pool, and what stopping leaves (core/judge/stopping.py)
+        from ragdiff.core.io.runs import load_run
+        from ragdiff.core.judge.stopping import bounds, gold_left, sentence
+
+        for path in args.runs:
+            if not path.exists():
+                raise InputError(path, "no such file (--runs)")
+        runs = [load_run(path, args.run_format) for path in args.runs]
+        left = gold_left(runs, gold, args.pool)
+        left["stopping"] = sentence(left["gold_left"], left["unjudged"], bounds(runs, gold))
     if args.json:
         print(json.dumps({
             "file": str(args.gold), "today": today.isoformat(), "older_than_days": args.older_than,
@@ -184,6 +200,7 @@ def run_stale(args: argparse.Namespace) -> int:
                        "reviewed": None if q.reviewed is None else q.reviewed.isoformat(),
                        "last_mark": None if q.last_mark is None else q.last_mark.isoformat(),
                        "reasons": q.reasons, "changed": q.changed, "vanished": q.vanished} for q in stale],
+            **({} if left is None else {"gold_left": left}),
         }, ensure_ascii=False, indent=2))
         return 0
     print_stale(args.gold, stale, total, args.older_than)
@@ -191,6 +208,10 @@ def run_stale(args: argparse.Namespace) -> int:
         from ragdiff.core.visible import visible
 
         print(visible(f"corpus {corpus}: {check.chunks.sentence()}"))
+    if left is not None:
+        from ragdiff.core.visible import visible
+
+        print(visible(f"unjudged in the runs' top {args.pool}: {left['stopping']}"))
     return 0
 
 

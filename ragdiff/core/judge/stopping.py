@@ -15,6 +15,28 @@ from ragdiff.core.labels.gold import Gold
 STOP_METRIC = "recall@10"  # the sentence's metric: the lesson's first number, at a top-10 pool's depth
 
 
+def gold_left(runs: list[Run], gold: Gold, depth: int = 10, threshold: int = 1) -> dict:
+    """The gold-left estimate over the runs' top-`depth` pool as the label file stands (`judge --gold-left`'s
+    document): the pool's size, judged, gold found, unjudged, the estimate, and per query with unjudged chunks
+    (most expected first)."""
+    import numpy as np
+
+    from ragdiff.core.judge.pool import JudgeQueue
+    from ragdiff.core.judge.pool_order import GoldModel, Pool
+
+    pool = Pool.from_queue(JudgeQueue.build(runs, gold, depth), threshold)
+    total, per_query = GoldModel(pool).gold_left()
+    unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
+    found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
+    rows = sorted(({"query_id": q, "unjudged": int(u), "gold_found": int(f), "gold_left": round(float(e), 2)}
+                   for q, u, f, e in zip(pool.queries, unjudged, found, per_query) if u),
+                  key=lambda r: -r["gold_left"])
+    return {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
+            "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
+            "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
+            "queries": rows}
+
+
 def bounds(runs: list[Run], gold: Gold, metric: str = STOP_METRIC) -> list[tuple[str, float | None, float | None]]:
     """Per run: (name, the metric as judged, its bound if every unjudged chunk in its window were relevant)."""
     from ragdiff.core.metrics.evaluate import evaluate
