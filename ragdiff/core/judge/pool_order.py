@@ -75,16 +75,18 @@ class Pool:
     judged: np.ndarray  # bool: judged when the queue was built
     relevant: np.ndarray  # bool: of those, the gold ones
     index: dict[tuple[str, str], int] = field(default_factory=dict)
+    entry: np.ndarray | None = None  # int, per item: its index in the queue's list of its query (from_queue)
 
     @classmethod
     def from_queue(cls, queue: JudgeQueue, threshold: int = 1) -> Pool:
-        chunk_ids, query, ranks, judged, relevant = [], [], [], [], []
+        chunk_ids, query, entry_index, ranks, judged, relevant = [], [], [], [], [], []
         for qi, qid in enumerate(queue.queries):
-            for entry in queue.entries.get(qid, ()):
+            for ei, entry in enumerate(queue.entries.get(qid, ())):
                 if not entry.pooled:
                     continue
                 chunk_ids.append(entry.chunk_id)
                 query.append(qi)
+                entry_index.append(ei)
                 ranks.append([0 if r is None else r for r in entry.ranks])
                 done = queue.is_judged(qid, entry.chunk_id)
                 judged.append(done)
@@ -94,6 +96,7 @@ class Pool:
                    np.array(ranks, dtype=np.int64).reshape(len(chunk_ids), runs), queue.depth,
                    np.array(judged, dtype=bool), np.array(relevant, dtype=bool))
         pool.index = {(queue.queries[q], c): i for i, (q, c) in enumerate(zip(query, chunk_ids))}
+        pool.entry = np.array(entry_index, dtype=np.int64)
         return pool
 
     def __len__(self) -> int:
@@ -504,12 +507,7 @@ class QueueOrder:
         self.model: GoldModel = self.order.model if isinstance(self.order, GlobalOrder) else GoldModel(self.pool)
         self.adaptive = name != "rank"
         self._query_index = {q: i for i, q in enumerate(queue.queries)}
-        self._where: dict[int, Position] = {}  # item -> its position in the queue (pooled chunks only)
-        for qi, qid in enumerate(queue.queries):
-            for ei, entry in enumerate(queue.entries.get(qid, ())):
-                i = self.pool.index.get((qid, entry.chunk_id)) if entry.pooled else None
-                if i is not None:
-                    self._where[i] = Position(qi, ei)
+        self._position = Position
 
     def _learn(self, i: int, relevant: bool) -> None:
         if self.order.done[i] and bool(self.order.gold[i]) != relevant:  # judged again, otherwise
@@ -560,7 +558,7 @@ class QueueOrder:
                 return None
             query_id, chunk_id = self.pool.item(i)
             if not queue.is_done(query_id, chunk_id):
-                return self._where[i]
+                return self._position(int(self.pool.query[i]), int(self.pool.entry[i]))
             kind, grade = queue.label_of(query_id, chunk_id)
             self._learn(i, queue.is_judged(query_id, chunk_id) and is_relevant(kind, grade, self.threshold))
 
