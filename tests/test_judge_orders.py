@@ -184,3 +184,15 @@ def test_labels_stale_with_runs_says_the_gold_left_as_judge_does(sample_runs, tm
     out = capsys.readouterr().out
     assert f"unjudged in the runs' top 10: {left['stopping']}" in " ".join(out.split())
     assert left["stopping"].startswith(f"about {left['gold_left']:.0f} gold expected among the {left['unjudged']} ")
+
+
+def test_the_command_line_opens_the_queue_in_the_default_order(sample_runs, tmp_path, monkeypatch):
+    from ragdiff.cli import judge_cmd
+    from ragdiff.cli.main import main
+
+    opened_with = []
+    monkeypatch.setattr(judge_cmd, "run_app", lambda app: opened_with.append(app.inputs) or 0)
+    runs = [str(sample_runs / "bm25.jsonl"), str(sample_runs / "dense.jsonl")]
+    assert main(["judge", *runs, "--gold", str(sample_runs / "gold.yaml")]) == 0
+    assert main(["judge", *runs, "--gold", str(sample_runs / "gold.yaml"), "--order", "global", "--pool", "30"]) == 0
+    assert [(i.order, i.pool) for i in opened_with] == [("mtf", 10), ("global", 30)]

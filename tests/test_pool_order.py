@@ -235,11 +235,14 @@ def test_simulate_bad_oracle(sample_runs, tmp_path, capsys):
 def test_simulate_matches_the_core_replay(sample_runs, tmp_path, capsys):
     start, oracle = start_file(sample_runs, tmp_path)
     runs = [load_run(sample_runs / f"{n}.jsonl") for n in RUNS]
-    replay = simulate(runs, load_gold(start), load_gold(oracle), 10, "global")
+    from ragdiff.core.io.choices import DEFAULT_POOL_ORDER
+
+    replay = simulate(runs, load_gold(start), load_gold(oracle), 10, DEFAULT_POOL_ORDER)
     main(["judge", *(str(sample_runs / f"{n}.jsonl") for n in RUNS), "--gold", str(start),
-          "--simulate", str(oracle), "--json"])
+          "--simulate", str(oracle), "--json"])  # no --order: the default
     doc = json.loads(capsys.readouterr().out)
-    assert doc["order"] == "global" and doc["judgments_to"] == replay.judgments_to
+    assert doc["order"] == "mtf" and doc["judgments_to"] == replay.judgments_to
+    assert doc["query_switches_to"] == replay.query_switches_to and doc["query_switches_to"]["80"] > 0
 
 
 def test_replay_per_query_error_is_each_querys_estimate_against_its_gold_left():

@@ -22,8 +22,8 @@ def add_parser(subparsers) -> None:
         "judge", help="judge the pooled chunks of one or more runs, one key per chunk (the labelling queue)",
         description="The pool of a query is the union of every run's top --pool chunks. One key decides each "
                     "unjudged chunk (0-3, g, e, x; s skips, ! flags), and the queue moves on by itself, in the "
-                    "--order it walks: by default the chunk anywhere in the pool most likely to be gold, learnt "
-                    "from the decisions so far, so a deep pool's promising chunks come first. The header "
+                    "--order it walks, learnt from the decisions so far, so a deep pool's promising chunks come "
+                    "first. The header "
                     "estimates the gold still unjudged. Every decision is written to the label file at once; "
                     "starting again resumes where the order stands.",
     )
@@ -38,8 +38,9 @@ def add_parser(subparsers) -> None:
     add_reviewer(judge)
     judge.add_argument("--order", choices=POOL_ORDERS, metavar="ORDER",
                        help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (default "
-                            f"{DEFAULT_POOL_ORDER}: the chunk anywhere in the pool most likely gold next; rank: query "
-                            "by query, best rank first); it adapts to each decision")
+                            f"{DEFAULT_POOL_ORDER}: move-to-front, a run keeps offering while its chunks are gold; "
+                            "global: the chunk anywhere most likely gold; rank: query by query, best rank first); "
+                            "it adapts to each decision")
     judge.add_argument("--against", type=Path, metavar="B",
                        help="another reviewer's label file: a queue of only the (query, chunk) pairs both files judged "
                             "differently (as labels agree lists them), to settle them; decisions go to --gold")
