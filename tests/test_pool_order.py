@@ -284,3 +284,11 @@ def test_gold_left_reports_the_estimate_per_query_and_writes_nothing(sample_runs
     out = " ".join(out.split())
     assert f"among the {doc['unjudged']} unjudged chunks: stopping here leaves recall@10's bound at" in out
     assert f"({doc['pool_size']} pooled" in out and "gold left" in out
+
+
+@pytest.mark.parametrize("name", ["mtf", "bandit", "bandit-stationary"])
+def test_an_arm_order_offers_the_chunks_no_arm_holds_last(name):
+    """A drafted query's drafted chunk no run returned belongs to no (query, run) arm: still offered, at the end."""
+    items = {"q": [("x", (1, 2)), ("w", (0, 1)), ("drafted", (0, 0))]}
+    seen = walk(make_order(name, small_pool(items)), {"x": True, "w": False, "drafted": True})
+    assert seen[-1] == "drafted" and sorted(seen) == ["drafted", "w", "x"]

@@ -252,7 +252,10 @@ class _Arms(Order):
             if best_key is None or key > best_key:
                 best, best_key, best_item = arm, key, item
         if best is None:
-            return None
+            # chunks no arm holds (a drafted query's drafted chunks no run returned in its top depth): the first
+            # left in queue order, so the pool is judged to its end
+            free = self._open(avoid)
+            return int(np.argmax(free)) if free.any() else None
         self.offered[best_item] = best
         return best_item
 
