@@ -23,6 +23,7 @@ from ragdiff.app.widgets.ranked_list import RankedList
 from ragdiff.core.metrics.diff import flips
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.labels import LabelFile, Mark
+from ragdiff.core.labels.store import Judgments
 from ragdiff.core.metrics.evaluate import evaluate
 from ragdiff.core.metrics.specs import EvalSettings
 from ragdiff.core.io.runs import load_run
@@ -97,6 +98,10 @@ def check(app, folder, oracle, expected, screen) -> None:
     written, wanted = (load_gold(path).judgments.select("query_id", "chunk_id", "grade", "level")
                        .sort("query_id", "chunk_id") for path in (folder / "gold.yaml", oracle / "gold.yaml"))
     assert written.equals(wanted)
+    # the gold frames the screen reads are the judgment store's, and the store holds what the file holds
+    derived = app.model.gold.judgments.select("query_id", "chunk_id", "grade", "level").sort("query_id", "chunk_id")
+    assert derived.equals(written) and app.model.gold is app.store.gold()
+    assert dict(app.store) == dict(Judgments.of_gold(load_gold(folder / "gold.yaml")))
     k, qid, chunk, order = screen
     assert (app.model.k, app.selected_query) == (k, qid)
     assert app.query_one("#list-a", RankedList).selected_chunk == chunk
