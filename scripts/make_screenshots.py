@@ -63,7 +63,8 @@ async def shoot_judge(folder: Path, out: Path, name: str = "judge.svg") -> None:
     """`ragdiff judge` on a copy whose first three queries have no judgments: q01 half judged."""
     import re
 
-    from ragdiff.app.judge import JudgeApp, JudgeInputs, JudgeScreen
+    from ragdiff.app.judge import JudgeScreen
+    from ragdiff.app.judge_app import JudgeApp, JudgeInputs
 
     judge = folder / "judge"
     judge.mkdir()
