@@ -13,7 +13,7 @@ import polars as pl
 
 from ragdiff.core.errors import InputError
 from ragdiff.core.io.run_reader import RunRead, RunReader
-from ragdiff.core.io.textio import json_error, line_of, read_text, text_frame
+from ragdiff.core.io.textio import json_error, json_objects, line_of, read_text, text_frame
 
 
 class JsonlRun(RunReader):
@@ -91,16 +91,7 @@ def _load_jsonl(path: Path, query_text: dict[str, str], searches: dict, text: st
     scores: list[float | None] = []
     lines: list[int] = []
     seen_queries: dict[str, int] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
-        raw = raw.strip()
-        if not raw:
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"invalid JSON ({err.msg}); expected one JSON object per line", number) from None
-        if not isinstance(record, dict):
-            raise InputError(path, "expected a JSON object {\"query_id\", \"results\"} on each line", number)
+    for number, record in json_objects(path, text, 'one JSON object {"query_id", "results"} a line'):
         qid = record.get("query_id", record.get("qid"))
         if qid is None and isinstance(record.get("query"), str):
             qid = record["query"]
