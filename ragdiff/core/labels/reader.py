@@ -8,12 +8,11 @@ from pathlib import Path
 
 from ragdiff.core.errors import InputError
 from ragdiff.core.labels.document import LabelDoc
-from ragdiff.core.labels.json_doc import JsonLabelDoc
-from ragdiff.core.labels.qrels_doc import BeirDoc, QrelsDoc
-from ragdiff.core.labels.short_doc import ShortDoc
 from ragdiff.core.labels.spans import MappingNode, ParseError, compose_json, compose_yaml
-from ragdiff.core.labels.yaml_doc import YamlLabelDoc, is_label_file
 from ragdiff.core.io.textio import BOM_CHAR
+
+# each format's document class loads when a file of that format is read: a qrels gold set (`diff` on TREC files)
+# needs none of the YAML file's reader and editor
 
 
 @contextmanager
@@ -40,10 +39,10 @@ def parse_document(path: Path, fmt: str, text: str, folder: Path | None = None, 
 
 
 def _parse_document(path: Path, fmt: str, text: str, folder: Path | None, empty_start: bool = False) -> LabelDoc:
-    if fmt == "qrels":
-        return QrelsDoc(path, text)
-    if fmt == "beir":
-        return BeirDoc(path, text, folder)
+    if fmt in ("qrels", "beir"):
+        from ragdiff.core.labels.qrels_doc import BeirDoc, QrelsDoc
+
+        return QrelsDoc(path, text) if fmt == "qrels" else BeirDoc(path, text, folder)
     if text.startswith(BOM_CHAR):  # one BOM is dropped on reading; the parsers disagree on a second
         raise InputError(path, "a second byte-order mark (U+FEFF) at the start of the file; expected one at most",
                          1)
@@ -51,10 +50,16 @@ def _parse_document(path: Path, fmt: str, text: str, folder: Path | None, empty_
         root = compose_json(text) if fmt == "json" else compose_yaml(text)
     except ParseError as err:
         raise InputError(path, err.message, err.line) from None
+    from ragdiff.core.labels.yaml_doc import YamlLabelDoc, is_label_file
+
     if root is None:
         if empty_start and fmt == "yaml":
             return YamlLabelDoc(path, text, None)
         raise InputError(path, "the file is empty")
     if root.__class__ is MappingNode and is_label_file(root, json_style=fmt == "json"):
+        from ragdiff.core.labels.json_doc import JsonLabelDoc
+
         return JsonLabelDoc(path, text, root) if fmt == "json" else YamlLabelDoc(path, text, root)
+    from ragdiff.core.labels.short_doc import ShortDoc
+
     return ShortDoc(path, text, root, fmt)
