@@ -31,7 +31,7 @@ from ragdiff.core.labels.gold import Gold
 from ragdiff.core.labels.journal import utc_now
 from ragdiff.core.labels.marks import Judgment
 from ragdiff.core.labels.store import Changed, Judgments
-from ragdiff.core.metrics.prepared import aligned_frame, judged_pairs
+from ragdiff.core.metrics.prepared import aligned_frame
 from ragdiff.core.io.runs import Run
 
 if TYPE_CHECKING:
@@ -163,34 +163,9 @@ class JudgeQueue:
             # a qrels gold set and runs without query text: no text ("" — never the id standing in for it)
             texts[qid] = text if text is not None else next(
                 (run.query_text[qid] for run in runs if qid in run.query_text), "")
-        judgments = gold.judgments.select("query_id", "chunk_id", "level", "grade")
         # a model's proposals are in the store too: shown as such, still waiting for a person (is_judged says no)
         labels = store if store is not None else Judgments.of_gold(gold)
-        # is_judged's rule over the frame (metrics.judged_pairs, vocab.judged_rows: its one home); the reader
-        # refuses a pair judged twice, and a draft of a judged chunk
-        judged = judged_pairs(judgments).with_columns(judged=pl.lit(True))
-        frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
-        # the pool: every run's top `depth`, each chunk once per query (a run's query the gold set lacks is not
-        # judged here)
-        # and a drafted query's drafted chunks (what the model drafted it from), whether a run returned them or not
-        proposed = pl.Series(gold.proposed, dtype=pl.String).implode()
-        drafted = ([gold.drafts.filter(pl.col("query_id").is_in(proposed)).select("query_id", "chunk_id")]
-                   if gold.proposed else [])
-        pool = (pl.concat([*(f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames),
-                           *drafted])
-                .unique().filter(pl.col("query_id").is_in(queries)))
-        keys = pool.select("query_id", "chunk_id")
-        for i, frame in enumerate(frames):  # each pooled chunk's rank in each run, at any depth
-            best = (frame.join(keys, on=["query_id", "chunk_id"], how="semi")  # the pool's rows only, then grouped
-                    .group_by("query_id", "chunk_id").agg(pl.col("rank").min().alias(f"rank_{i}")))
-            pool = pool.join(best, on=["query_id", "chunk_id"], how="left")
-        rank_cols = [f"rank_{i}" for i in range(len(frames))]
-        # per query: unjudged first, then the judged ones; each part best rank across the runs first, then the
-        # chunks more runs hold, then by id
-        pool = pool.join(judged, on=["query_id", "chunk_id"], how="left").with_columns(
-            pl.col("judged").fill_null(False),
-            best=pl.min_horizontal(rank_cols), runs=pl.sum_horizontal([pl.col(c).is_not_null() for c in rank_cols]),
-        ).sort(["query_id", "judged", "best", "runs", "chunk_id"], descending=[False, False, False, True, False])
+        pool, rank_cols = pool_frame(runs, gold, depth)
         lists: dict[str, list[Entry]] = {q: [] for q in queries}
         for row in pool.select("query_id", "chunk_id", *rank_cols).iter_rows():
             lists[row[0]].append(Entry(row[1], tuple(row[2:])))
@@ -451,6 +426,41 @@ class JudgeQueue:
 
 
 # ---- flags: a second opinion wanted ------------------------------------------------------------------------
+
+
+def pool_frame(runs: list[Run], gold: Gold, depth: int) -> tuple[pl.DataFrame, list[str]]:
+    """The pool of `runs` over `gold`'s queries, one row per pooled chunk in queue order (gold's query order; within
+    a query unjudged first, then the judged ones, each part best rank across the runs first, then the chunks more
+    runs hold, then by id): query_id, chunk_id, each run's rank at any depth (`rank_0` …, null: not returned),
+    judged, its judgment's level and grade (null: none), best, runs, and `position` (the query's in gold). The one
+    place a pool is made: the queue (`JudgeQueue.build`) and the gold-left estimate (`pool_order.Pool.from_runs`)
+    read it."""
+    queries = gold.queries.select("query_id", "position")
+    # is_judged's rule over the frame (vocab.judged_rows: its one home); the reader refuses a pair judged twice,
+    # and a draft of a judged chunk
+    judgments = gold.judgments.select("query_id", "chunk_id", "level", "grade").with_columns(
+        judged=vocab.judged_rows("level"))
+    frames = [aligned_frame(run, gold).select("query_id", "chunk_id", "rank") for run in runs]
+    # the pool: every run's top `depth`, each chunk once per query (a run's query the gold set lacks is not
+    # judged here)
+    # and a drafted query's drafted chunks (what the model drafted it from), whether a run returned them or not
+    proposed = pl.Series(gold.proposed, dtype=pl.String).implode()
+    drafted = ([gold.drafts.filter(pl.col("query_id").is_in(proposed)).select("query_id", "chunk_id")]
+               if gold.proposed else [])
+    pool = (pl.concat([*(f.filter(pl.col("rank") <= depth).select("query_id", "chunk_id") for f in frames),
+                       *drafted])
+            .unique().join(queries, on="query_id", how="inner"))
+    keys = pool.select("query_id", "chunk_id")
+    for i, frame in enumerate(frames):  # each pooled chunk's rank in each run, at any depth
+        best = (frame.join(keys, on=["query_id", "chunk_id"], how="semi")  # the pool's rows only, then grouped
+                .group_by("query_id", "chunk_id").agg(pl.col("rank").min().alias(f"rank_{i}")))
+        pool = pool.join(best, on=["query_id", "chunk_id"], how="left")
+    rank_cols = [f"rank_{i}" for i in range(len(frames))]
+    pool = pool.join(judgments, on=["query_id", "chunk_id"], how="left").with_columns(
+        pl.col("judged").fill_null(False),
+        best=pl.min_horizontal(rank_cols), runs=pl.sum_horizontal([pl.col(c).is_not_null() for c in rank_cols]),
+    ).sort(["position", "judged", "best", "runs", "chunk_id"], descending=[False, False, False, True, False])
+    return pool, rank_cols
 
 
 def flags_path(label_path: str | Path) -> Path:

@@ -1,6 +1,6 @@
-"""The stopping suggestion beside the gold-left estimate (`ragdiff judge`, `judge --gold-left`): what stopping now
-costs, said with the unjudged bound ragdiff already computes (core/metrics/specs.py, `upper_bounds`: a metric's
-value if every unjudged chunk in its top k were relevant).
+"""The stopping suggestion beside the gold-left estimate (`ragdiff judge`, `judge --gold-left`, `labels stale
+--runs`): what stopping now costs, said with the unjudged bound ragdiff already computes
+(core/metrics/specs.py, `upper_bounds`: a metric's value if every unjudged chunk in its top k were relevant).
 
     about 1 gold expected among the 212 unjudged chunks: stopping here leaves recall@10's bound at 0.934 for
     bm25 (0.881 as judged) and 0.951 for dense (0.902 as judged)
@@ -13,28 +13,29 @@ from ragdiff.core.io.runs import Run
 from ragdiff.core.labels.gold import Gold
 
 STOP_METRIC = "recall@10"  # the sentence's metric: the lesson's first number, at a top-10 pool's depth
+POOL_DEPTH = 10  # the pool the estimate is over when none is asked for: each run's top 10, `judge --pool`'s default
 
 
-def gold_left(runs: list[Run], gold: Gold, depth: int = 10, threshold: int = 1) -> dict:
+def gold_left(runs: list[Run], gold: Gold, depth: int = POOL_DEPTH, threshold: int = 1, per_query: bool = True) -> dict:
     """The gold-left estimate over the runs' top-`depth` pool as the label file stands (`judge --gold-left`'s
-    document): the pool's size, judged, gold found, unjudged, the estimate, and per query with unjudged chunks
-    (most expected first)."""
+    document): the pool's size, judged, gold found, unjudged, the estimate, and with `per_query` each query with
+    unjudged chunks (most expected first)."""
     import numpy as np
 
-    from ragdiff.core.judge.pool import JudgeQueue
     from ragdiff.core.judge.pool_order import GoldModel, Pool
 
-    pool = Pool.from_queue(JudgeQueue.build(runs, gold, depth), threshold)
-    total, per_query = GoldModel(pool).gold_left()
-    unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
-    found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
-    rows = sorted(({"query_id": q, "unjudged": int(u), "gold_found": int(f), "gold_left": round(float(e), 2)}
-                   for q, u, f, e in zip(pool.queries, unjudged, found, per_query) if u),
-                  key=lambda r: -r["gold_left"])
-    return {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
-            "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
-            "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks",
-            "queries": rows}
+    pool = Pool.from_runs(runs, gold, depth, threshold)
+    total, expected = GoldModel(pool).gold_left()
+    doc = {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
+           "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
+           "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks"}
+    if per_query:
+        unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
+        found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
+        doc["queries"] = sorted(
+            ({"query_id": q, "unjudged": int(u), "gold_found": int(f), "gold_left": round(float(e), 2)}
+             for q, u, f, e in zip(pool.queries, unjudged, found, expected) if u), key=lambda r: -r["gold_left"])
+    return doc
 
 
 def bounds(runs: list[Run], gold: Gold, metric: str = STOP_METRIC) -> list[tuple[str, float | None, float | None]]:

@@ -1,0 +1,114 @@
+"""The gold-left estimate (core/judge/stopping.py) made without the judging queue: `Pool.from_runs` holds the pool
+`JudgeQueue.build` pools, and `GoldModel`'s faster sums are the old ones to the bit."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragdiff.cli.main import main
+from ragdiff.core.io.runs import load_run
+from ragdiff.core.judge import pool_order
+from ragdiff.core.judge.pool import JudgeQueue
+from ragdiff.core.judge.pool_order import GoldModel, Pool, _curvature
+from ragdiff.core.labels.gold import load_gold
+
+from test_app_keys import demo_copy
+from test_judge import strip_judgments
+
+RUNS = ("bm25.jsonl", "dense.jsonl")
+
+
+def partly_judged(folder) -> None:
+    """The sample's labels with holes: the first 4 queries unjudged, every third query's not-relevant list gone,
+    and a gold chunk of grade 1 turned grade 2 here and there (so a threshold of 2 counts differently)."""
+    strip_judgments(folder / "gold.yaml", 4)
+    out, query = [], 0
+    for line in (folder / "gold.yaml").read_text().splitlines(keepends=True):
+        if line.startswith("  - id: "):
+            query += 1
+        if query % 3 == 0 and line.startswith("    not_relevant:"):
+            continue
+        if query % 2 == 0 and line.startswith("    gold: {"):
+            line = line.replace(": 1}", ": 2}")
+        out.append(line)
+    (folder / "gold.yaml").write_text("".join(out))
+
+
+def pools(folder, depth=10, threshold=1, names=RUNS) -> tuple[Pool, Pool]:
+    runs = [load_run(folder / name) for name in names]
+    gold = load_gold(folder / "gold.yaml")
+    return Pool.from_queue(JudgeQueue.build(runs, gold, depth), threshold), Pool.from_runs(runs, gold, depth, threshold)
+
+
+@pytest.mark.parametrize("depth, threshold", [(10, 1), (20, 1), (10, 2)])
+def test_the_pool_from_the_runs_is_the_queues_pool(sample_runs, tmp_path, depth, threshold):
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    queued, direct = pools(folder, depth, threshold)
+    assert direct.queries == queued.queries and direct.chunk_ids == queued.chunk_ids
+    for name in ("query", "ranks", "judged", "relevant"):
+        assert np.array_equal(getattr(direct, name), getattr(queued, name)), name
+    assert direct.depth == queued.depth and direct.index == queued.index
+    assert 0 < direct.judged.sum() < len(direct) and 0 < direct.relevant.sum() < direct.judged.sum()
+    queued_left, direct_left = GoldModel(queued).gold_left(), GoldModel(direct).gold_left()
+    assert direct_left[0] == queued_left[0] and np.array_equal(direct_left[1], queued_left[1])
+
+
+def test_a_drafted_query_pools_its_drafted_chunks_from_the_runs_too(sample_runs, tmp_path, capsys):
+    folder = demo_copy(sample_runs, tmp_path)
+    drafted = folder / "drafted.jsonl"
+    drafted.write_text(json.dumps({"query": "parse command line flags", "chunk_id": "argparse#0"}) + "\n"
+                       + json.dumps({"query": "zz no run has this", "chunk_id": "nowhere#0", "grade": 2}) + "\n")
+    assert main(["labels", "add", str(folder / "gold.yaml"), "--from", str(drafted), "--reviewer", "model"]) == 0
+    capsys.readouterr()
+    queued, direct = pools(folder)
+    assert direct.chunk_ids == queued.chunk_ids and np.array_equal(direct.ranks, queued.ranks)
+    assert "nowhere#0" in direct.chunk_ids  # a drafted query's drafted chunk, which no run returned
+
+
+def _old_curvature(hot: np.ndarray, curvature: np.ndarray, columns: int) -> np.ndarray:
+    """The Hessian's loop as it was: np.add.at per pair of hot slots (the reference)."""
+    hessian = np.zeros((columns, columns))
+    for a in range(hot.shape[1]):
+        for b in range(hot.shape[1]):
+            np.add.at(hessian, (hot[:, a], hot[:, b]), curvature)
+    return hessian
+
+
+@pytest.mark.parametrize("runs, rows, seed", [(1, 7, 0), (2, 500, 1), (3, 4000, 2), (5, 1, 3)])
+def test_the_curvature_is_the_old_loops_to_the_bit(runs, rows, seed):
+    rng = np.random.default_rng(seed)
+    nb = len(pool_order._BUCKET_EDGES) + 1
+    columns = 1 + runs * nb
+    hot = np.concatenate([np.zeros((rows, 1), dtype=np.int64),
+                          1 + np.arange(runs) * nb + rng.integers(0, nb, size=(rows, runs))], axis=1)
+    p = rng.random(rows)
+    curvature = p * (1 - p)  # sums of many floats of mixed size: any change of order shows in the last bits
+    new, old = _curvature(hot, curvature, columns), _old_curvature(hot, curvature, columns)
+    assert new.tobytes() == old.tobytes()
+
+
+def test_the_model_fitted_at_once_is_the_model_told_one_by_one(sample_runs, tmp_path, monkeypatch):
+    """GoldModel records the pool's judgments at once and sums its curvature with one bincount; the reference
+    records them one at a time (`_record`) and sums with np.add.at, as it did: the same weights and estimate to
+    the bit."""
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    _, pool = pools(folder, names=(*RUNS, "bm25.jsonl"))  # three runs (one twice: the same ranks in two slots)
+    new = GoldModel(pool)
+    monkeypatch.setattr(pool_order, "_curvature", _old_curvature)
+    blank = Pool(pool.queries, pool.chunk_ids, pool.query, pool.ranks, pool.depth,
+                 np.zeros(len(pool), dtype=bool), np.zeros(len(pool), dtype=bool))
+    old = GoldModel(blank)
+    old.pool = pool
+    for i in np.flatnonzero(pool.judged):
+        old._record(int(i), bool(pool.relevant[i]))
+    old.weights = old.prior.copy()
+    old._fit()
+    assert new.count == old.count and np.array_equal(new.query_rel, old.query_rel)
+    assert new.weights.tobytes() == old.weights.tobytes()
+    assert new.probabilities().tobytes() == old.probabilities().tobytes()
+    assert new.gold_left()[0] == old.gold_left()[0]
