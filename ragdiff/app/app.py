@@ -54,6 +54,7 @@ from ragdiff.app.widgets.search_bar import SearchBar
 from ragdiff.app.widgets.searches import SearchesScreen, searches_text
 from ragdiff.app.widgets.which_k import WhichKScreen
 from ragdiff.core import vocab
+from ragdiff.core.io.choices import DEFAULT_POOL_ORDER
 from ragdiff.core.metrics.specs import EvalSettings
 
 TALL = 30  # from this height the chunk pane gets its full height
@@ -73,6 +74,7 @@ class ReviewInputs:
     keep_first: bool = False
     reviewer: str | None = None
     note: str | None = None  # a sentence for the status line once loaded (e.g. the demo's temporary copy)
+    order: str = DEFAULT_POOL_ORDER  # the judging queue's (J) order, as `ragdiff judge --order`
 
 
 _key = key  # every review binding runs as its key arrives (see the module's docstring)
@@ -130,8 +132,8 @@ class ReviewApp(Loading, BackgroundWork, Drawing, Panes, Housekeeping, SearchLin
         _key("v", "searches", "searches", show=False, id="view.searches",
                 tooltip="an agent run's searches for this query: each search's query and what it returned"),
         _key("J", "judge", "judge", key_display="J", id="view.judge",
-             tooltip="open the judging queue (ragdiff judge) over both runs' top 10 at this query: one key per "
-                     "chunk, then the next unjudged chunk by itself"),
+             tooltip="open the judging queue (ragdiff judge) over both runs' top 10: one key per chunk, this "
+                     "query's unjudged ones first, then --order's"),
         _key("w", "which_k", "which k", id="view.which_k",
                 tooltip="which k: recall@j of A and B for j = 1 … depth, k and depth marked (the reranker's room)"),
         _key("question_mark", "help", "help", key_display="?", id="app.help",

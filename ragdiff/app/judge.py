@@ -85,9 +85,10 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         key("p", "step(-1)", "previous chunk", show=False, id="judge.previous",
             tooltip="the previous chunk in the queue, judged or not"),
         key("right_square_bracket", "query(1)", "next query", key_display="]", show=False, id="judge.next_query",
-            tooltip="the next query's first unjudged chunk"),
+            tooltip="the next query's first unjudged chunk (in an adaptive order its unjudged chunks come first, "
+                    "then the order goes on)"),
         key("left_square_bracket", "query(-1)", "previous query", key_display="[", show=False,
-            id="judge.previous_query", tooltip="the previous query's first unjudged chunk"),
+            id="judge.previous_query", tooltip="the previous query's first unjudged chunk (then as ] does)"),
         key("slash", "search", "search corpus", key_display="/", id="judge.search",
             tooltip="search the corpus for a chunk no run returned (ranked by BM25, as ragdiff bm25 ranks), then "
                     "judge it for this query"),
@@ -110,8 +111,13 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         self.search = ""
         self.judged_at_open, _ = queue.progress()
         self._note: tuple[int, str] | None = None  # (keys seen when said, what): the pool is done, kept till a key
+        # the query asked for (the review's query on screen at J, or one `]`/`[` went to): under an adaptive
+        # order its unjudged chunks come first, then the order takes over (`_following`)
+        self.focus: int | None = None
+        self._keys_at_open = 0
         if start_query is not None and start_query in queue.queries:
-            self.position = queue.first_of_query(queue.queries.index(start_query))
+            self.focus = queue.queries.index(start_query)
+            self.position = queue.first_of_query(self.focus)
         if self.position is None:
             self.position = queue.next_unjudged() or next(iter(queue.positions()), None)
 
@@ -134,7 +140,15 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         judged, total = self.queue.progress()
         self.set_status(self._opening(total - judged, total) if total else
                         "the runs return nothing for these queries: nothing to judge")
+        self._keys_at_open = self.app.keys_seen
         self.show_position()
+
+    def bounds_ready(self) -> None:
+        """The stopping suggestion's bounds came after the queue opened (the review computes them at each J, off
+        the screen's thread): the opening line says them, unless a key has said something else since."""
+        judged, total = self.queue.progress()
+        if self.is_mounted and total and self.app.keys_seen == self._keys_at_open:
+            self.set_status(self._opening(total - judged, total))
 
     # ---- drawing ------------------------------------------------------------------------------------------
 
@@ -279,11 +293,31 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         while 0 <= query < len(self.queue.queries):
             found = self.queue.first_of_query(query)
             if found is not None:
-                self.position = found
+                self.position, self.focus = found, query
                 self.show_position()
                 return
             query += step
         self.set_status("no further query with chunks to judge")
+
+    def _following(self) -> Position | None:
+        """Where the queue goes after a decision, a skip or a flag. Under an adaptive order, while the query
+        asked for (`focus`) has an unjudged chunk not skipped or flagged since: its next one in queue order (best
+        rank first), as `rank` walks it — the whole query is judged either way, so the order within it saves
+        nothing. Then, and under `rank`, the queue's next unjudged chunk: the one its order offers, learnt from
+        every decision so far, the focus's included."""
+        queue, here = self.queue, self.position
+        walk = queue.walk
+        if self.focus is not None and walk is not None and walk.adaptive and here is not None:
+            qid = queue.queries[self.focus]
+            entries = queue.entries[qid] if qid not in queue.dropped_queries else ()
+            n = len(entries)  # round the query from here, never back to here itself
+            around = [(here.entry + step) % n for step in range(1, n)] if here.query == self.focus else range(n)
+            for index in around:
+                chunk = entries[index].chunk_id
+                if not queue.is_done(qid, chunk) and not walk.skipped(qid, chunk):
+                    return Position(self.focus, index)
+            self.focus = None  # the query is done: the order takes over
+        return queue.next_unjudged(here)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen([("judge", list(self.BINDINGS))], judge_legend_rows()))

@@ -101,7 +101,7 @@ class Deciding:
         self._advance(f"{clean(target.chunk_id)} flagged for a second opinion")
 
     def _advance(self, said: str) -> None:
-        following = self.queue.next_unjudged(self.position)
+        following = self._following()
         if following is None or following == self.position:
             total = self.queue.progress()[1]
             note = (f"every pooled chunk is judged ({self.queue.decided()}/{total})" if following is None

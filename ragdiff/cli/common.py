@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 # polars, numpy and rich load inside the functions that use them: building the parser (and so `ragdiff
 # --help`, `ragdiff eval --help`) needs none of them (tests/test_startup.py, bench/RESULTS.md)
-from ragdiff.core.io.choices import GOLD_FORMATS, RUN_FORMATS
+from ragdiff.core.io.choices import DEFAULT_POOL_ORDER, GOLD_FORMATS, POOL_ORDERS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 from ragdiff.core.vocab import SCORING_LEVELS
 
@@ -58,6 +58,16 @@ def add_gold_format(parser: argparse.ArgumentParser, what: str = "gold set") -> 
 
 def add_reviewer(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reviewer", help="your name for the label journal (default: your login name)")
+
+
+def add_order(parser: argparse.ArgumentParser, after: str = "") -> None:
+    """`--order`: the judging queue's order (core/judge/pool_order.py), for `judge` and for the review's `J`;
+    `after` ends the help with what is particular to the command."""
+    parser.add_argument("--order", choices=POOL_ORDERS, default=DEFAULT_POOL_ORDER, metavar="ORDER",
+                        help=f"the order the judging queue offers chunks in: {', '.join(POOL_ORDERS)} (default "
+                             f"{DEFAULT_POOL_ORDER}: move-to-front, a run keeps offering while its chunks are gold; "
+                             "global: the chunk anywhere most likely gold; rank: query by query, best rank first); "
+                             "it adapts to each decision" + after)
 
 
 def add_label_file(parser: argparse.ArgumentParser, help: str = "the label file") -> None:

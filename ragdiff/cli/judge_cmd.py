@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ragdiff.cli.common import add_gold_format, add_reviewer, positive_int, run_app
-from ragdiff.core.io.choices import DEFAULT_POOL_ORDER, GOLD_FORMATS, POOL_ORDERS, RUN_FORMATS
+from ragdiff.cli.common import add_gold_format, add_order, add_reviewer, positive_int, run_app
+from ragdiff.core.io.choices import GOLD_FORMATS, RUN_FORMATS
 from ragdiff.core.errors import InputError, UsageError
 
 
@@ -36,11 +36,7 @@ def add_parser(subparsers) -> None:
     judge.add_argument("--bm25", action="store_true",
                        help="pool a BM25 run over --corpus too (as ragdiff bm25 makes it), with no file step")
     add_reviewer(judge)
-    judge.add_argument("--order", choices=POOL_ORDERS, metavar="ORDER",
-                       help=f"the order chunks are offered in: {', '.join(POOL_ORDERS)} (default "
-                            f"{DEFAULT_POOL_ORDER}: move-to-front, a run keeps offering while its chunks are gold; "
-                            "global: the chunk anywhere most likely gold; rank: query by query, best rank first); "
-                            "it adapts to each decision")
+    add_order(judge)
     judge.add_argument("--against", type=Path, metavar="B",
                        help="another reviewer's label file: a queue of only the (query, chunk) pairs both files judged "
                             "differently (as labels agree lists them), to settle them; decisions go to --gold")
@@ -80,7 +76,7 @@ def run_judge(args: argparse.Namespace) -> int:
 
     app = JudgeApp(JudgeInputs(runs=list(args.runs), gold=args.gold, pool=args.pool, corpus=args.corpus,
                                run_format=args.run_format, gold_format=args.gold_format, reviewer=args.reviewer,
-                               bm25=args.bm25, order=args.order or DEFAULT_POOL_ORDER,
+                               bm25=args.bm25, order=args.order,
                                against=args.against))
     return run_app(app)
 
@@ -110,7 +106,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ragdiff.core.judge.pool_replay import simulate
     from ragdiff.core.io.runs import load_run
 
-    order = args.order or DEFAULT_POOL_ORDER
+    order = args.order
     start = load_gold(args.gold, args.gold_format)
     oracle = load_gold(args.simulate, args.oracle_format)
     runs = [load_run(path, args.run_format) for path in args.runs]

@@ -13,7 +13,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ragdiff.cli.common import add_input_options, add_reviewer, check_settings, positive_int, run_app, settings_from
+from ragdiff.cli.common import (add_input_options, add_order, add_reviewer, check_settings, positive_int, run_app,
+                                settings_from)
 from ragdiff.core.errors import InputError
 
 DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
@@ -21,6 +22,11 @@ DEMO_FILES = ("bm25.jsonl", "dense.jsonl", "gold.yaml", "corpus.jsonl")
 # holds back the not-relevant labels of the five hit→miss queries (85 pooled chunks), so J has work at the first
 # query on screen. The scores stay the same: unjudged counts as not relevant; judged@k and unjudged@k show them.
 HELD_BACK = ("q09", "q62", "q66", "q71", "q72")
+
+
+# what --order means for the review's J (the judging queue over both runs' top 10, opened at the query on screen)
+J_ORDER = ("; J opens the queue at the query on screen: that query's unjudged chunks come first, best rank first, "
+           "then the order chooses across the pool, having learnt from them")
 
 
 def add_parser(subparsers) -> None:
@@ -33,6 +39,7 @@ def add_parser(subparsers) -> None:
     review.add_argument("run_b", type=Path, metavar="RUN_B", help="the run to compare with it")
     add_input_options(review)
     add_reviewer(review)
+    add_order(review, J_ORDER)
     review.set_defaults(handler=run_review)
 
     demo = subparsers.add_parser(
@@ -45,6 +52,7 @@ def add_parser(subparsers) -> None:
     )
     demo.add_argument("-k", type=positive_int, default=5, help="chunks pasted into the prompt (default 5)")
     demo.add_argument("--depth", type=positive_int, default=50, help="what the first stage returns (default 50)")
+    add_order(demo, J_ORDER)
     demo.add_argument("--keep", action="store_true", help="keep the temporary copy (with your marks and their journal) after you quit")
     demo.set_defaults(handler=run_demo)
 
@@ -66,7 +74,8 @@ def run_review(args: argparse.Namespace) -> int:
     # the corpus the label file names, and whether it is the recorded snapshot, are worked out by the app's
     # loading worker, which reads the gold set anyway
     return _run_app(args.run_a, args.run_b, args.gold, settings, corpus=args.corpus, run_format=args.run_format,
-                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer)
+                    gold_format=args.gold_format, keep_first=args.keep_first, reviewer=args.reviewer,
+                    order=args.order)
 
 
 def sample_runs_dir() -> Traversable:
@@ -91,8 +100,8 @@ def run_demo(args: argparse.Namespace) -> int:
             (workdir / name).write_bytes(hold_back(data, HELD_BACK) if name == "gold.yaml" else data)
         after = "kept after you quit (--keep)" if args.keep else "deleted when you quit; --keep keeps it"
         code = _run_app(workdir / "bm25.jsonl", workdir / "dense.jsonl", workdir / "gold.yaml", settings,
-                        corpus=workdir / "corpus.jsonl", note=f"demo: marks go to a copy in {workdir} ({after}); "
-                                                                 "J judges the labels it holds back")
+                        corpus=workdir / "corpus.jsonl", order=args.order,
+                        note=f"demo: marks go to a copy in {workdir} ({after}); J judges the labels it holds back")
         if args.keep:
             print(f"ragdiff demo: the copy with your marks is in {workdir}", file=sys.stderr)
         return code

@@ -581,6 +581,11 @@ class QueueOrder:
     def skip(self, query_id: str, chunk_id: str) -> None:
         self.order.skip(query_id, chunk_id)
 
+    def skipped(self, query_id: str, chunk_id: str) -> bool:
+        """Skipped or flagged, and not decided since: offered again only when nothing else is left."""
+        i = self.pool.index.get((query_id, chunk_id))
+        return i is not None and i in self.order.skipped
+
     def changed(self, query_id: str, chunk_id: str, judged: bool, kind: str | None, grade: int | None) -> None:
         """The store's judgment of one chunk now (`judged`: a person's), once the queue has taken it in."""
         i = self.pool.index.get((query_id, chunk_id))
