@@ -1,5 +1,6 @@
 """The gold-left estimate (core/judge/stopping.py) made without the judging queue: `Pool.from_runs` holds the pool
-`JudgeQueue.build` pools, and `GoldModel`'s faster sums are the old ones to the bit."""
+`JudgeQueue.build` pools, `GoldModel`'s faster sums are the old ones to the bit, and `ragdiff eval --gold-left`
+says the number `labels stale --runs` says."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ragdiff.core.io.runs import load_run
 from ragdiff.core.judge import pool_order
 from ragdiff.core.judge.pool import JudgeQueue
 from ragdiff.core.judge.pool_order import GoldModel, Pool, _curvature
+from ragdiff.core.judge.stopping import bounds, gold_left, sentence
 from ragdiff.core.labels.gold import load_gold
 
 from test_app_keys import demo_copy
@@ -112,3 +114,91 @@ def test_the_model_fitted_at_once_is_the_model_told_one_by_one(sample_runs, tmp_
     assert new.weights.tobytes() == old.weights.tobytes()
     assert new.probabilities().tobytes() == old.probabilities().tobytes()
     assert new.gold_left()[0] == old.gold_left()[0]
+
+
+# ---- ragdiff eval --gold-left ------------------------------------------------------------------------------
+
+
+def run_json(capsys, *args) -> dict:
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_says_the_gold_left_labels_stale_says(sample_runs, tmp_path, capsys):
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    runs, gold = [str(folder / name) for name in RUNS], str(folder / "gold.yaml")
+    left = run_json(capsys, "labels", "stale", gold, "--runs", *runs, "--json")["gold_left"]
+    note = run_json(capsys, "eval", *runs, "--gold", gold, "--gold-left", "--json")["gold_left"]
+    assert left["unjudged"] > 0 and left["gold_left"] > 0
+    rows = left.pop("queries")
+    assert note == {"pool_depth": 10, **left}  # the same estimate and sentence, no per-query rows
+    direct = gold_left([load_run(path) for path in runs], load_gold(gold))
+    assert {k: direct[k] for k in ("pool_size", "judged", "gold_found", "unjudged", "gold_left")} == {
+        k: note[k] for k in ("pool_size", "judged", "gold_found", "unjudged", "gold_left")}
+    with_rows = run_json(capsys, "eval", *runs, "--gold", gold, "--gold-left", "--per-query", "--json")["gold_left"]
+    assert with_rows["queries"] == rows and rows  # --per-query: every query's, as labels stale lists them
+    assert main(["eval", *runs, "--gold", gold, "--gold-left"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"unjudged in the runs' top 10: {note['stopping']}" in out
+    assert note["stopping"].startswith(f"about {note['gold_left']:.0f} gold expected among the {note['unjudged']} "
+                                       "unjudged chunks: stopping here leaves recall@10's bound at ")
+
+
+def test_eval_says_nothing_of_the_gold_left_unasked_or_when_the_pool_is_judged(sample_runs, tmp_path, capsys):
+    folder = demo_copy(sample_runs, tmp_path)
+    runs, gold = [str(folder / name) for name in RUNS], str(folder / "gold.yaml")
+    # the sample's labels judge the whole merged top 10 of bm25 and dense
+    assert run_json(capsys, "labels", "stale", gold, "--runs", *runs, "--json")["gold_left"]["unjudged"] == 0
+    assert "gold_left" not in run_json(capsys, "eval", *runs, "--gold", gold, "--gold-left", "--json")
+    assert main(["eval", *runs, "--gold", gold, "--gold-left"]) == 0
+    assert "gold expected" not in capsys.readouterr().out
+    partly_judged(folder)
+    assert "gold_left" not in run_json(capsys, "eval", *runs, "--gold", gold, "--json")  # not asked for
+    assert main(["eval", *runs, "--gold", gold]) == 0
+    assert "gold expected" not in capsys.readouterr().out
+
+
+def test_the_bound_from_evals_own_evaluation_is_the_bound_evaluated_again(sample_runs, tmp_path, monkeypatch):
+    from ragdiff.core.metrics import evaluate as evaluate_module
+    from ragdiff.core.metrics.evaluate import evaluate_runs
+    from ragdiff.core.metrics.specs import EvalSettings
+
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    runs, gold = [load_run(folder / name) for name in RUNS], load_gold(folder / "gold.yaml")
+    fresh = bounds(runs, gold)
+    assert any(bound > value for _, value, bound in fresh)  # something unjudged in the top 10
+    evals = evaluate_runs(runs, gold, EvalSettings(), bounds=True)
+
+    def again(*args, **kwargs):
+        raise AssertionError("evaluated again")
+
+    monkeypatch.setattr(evaluate_module, "evaluate", again)
+    assert bounds(runs, gold, evals=evals) == fresh
+    monkeypatch.undo()
+    # eval at threshold 2: the estimate and the bound at threshold 2, as gold_left and bounds give them
+    fresh2 = bounds(runs, gold, threshold=2)
+    assert fresh2 != fresh
+    evals2 = evaluate_runs(runs, gold, EvalSettings(threshold=2), bounds=True)
+    assert bounds(runs, gold, evals=evals2, threshold=2) == fresh2
+    assert bounds(runs, gold, evals=evals2) == fresh  # another threshold than eval's: evaluated again
+
+
+def test_eval_gold_left_at_threshold_2(sample_runs, tmp_path, capsys):
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    paths, gold = [str(folder / name) for name in RUNS], str(folder / "gold.yaml")
+    note = run_json(capsys, "eval", *paths, "--gold", gold, "--gold-left", "--threshold", "2", "--json")["gold_left"]
+    runs = [load_run(path) for path in paths]
+    direct = gold_left(runs, load_gold(gold), threshold=2)
+    assert note["gold_found"] == direct["gold_found"] < gold_left(runs, load_gold(gold))["gold_found"]
+    assert note["gold_left"] == direct["gold_left"]
+    assert note["stopping"] == sentence(direct["gold_left"], direct["unjudged"], bounds(runs, load_gold(gold), threshold=2))
+
+
+def test_eval_gold_left_with_trec_eval_is_refused(sample_runs, capsys):
+    code = main(["eval", str(sample_runs / "bm25.jsonl"), "--gold", str(sample_runs / "gold.yaml"), "--gold-left",
+                 "--trec-eval"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "" and "--gold-left" in captured.err

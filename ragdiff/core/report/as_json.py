@@ -20,7 +20,8 @@ def dumps(doc: dict) -> str:
 
 def eval_json(report: EvalReport) -> dict:
     """The JSON shape DESIGN.md gives for `eval --json`, plus `drafted` (how many drafts wait), per run
-    `drafts_as_labels` (--drafted as-labels) and `by_tag` (--by-tag), and `queries.not_retrieval`."""
+    `drafts_as_labels` (--drafted as-labels) and `by_tag` (--by-tag), `queries.not_retrieval`, and `gold_left` (the
+    gold estimated still unjudged in the runs' pool, when some of it is unjudged)."""
     evals, as_labels, tags = report.evals, report.as_labels, report.tags
     first = evals[0]
     runs = []
@@ -55,6 +56,8 @@ def eval_json(report: EvalReport) -> dict:
     }
     if report.drafted is not None:
         doc["drafted"] = report.drafted
+    if report.gold_left is not None:
+        doc["gold_left"] = report.gold_left
     return doc
 
 

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 class EvalReport:
     """Each run's evaluation in the order given (the first's settings and queries head the report); with
     `--drafted as-labels` each run scored as if every draft were accepted (`as_labels`), with `--by-tag` its
-    means per tag (`tags`); `drafted`/`drafts_note`: the drafts that wait (None: no gold set to ask)."""
+    means per tag (`tags`); `drafted`/`drafts_note`: the drafts that wait (None: no gold set to ask); `gold_left`:
+    the estimate of the gold still unjudged in the runs' pool with the stopping sentence (core/judge/stopping.py,
+    `eval_note`; None: nothing in the pool unjudged, or not estimated)."""
 
     evals: list[RunEval]
     per_query: bool = False
@@ -25,6 +27,7 @@ class EvalReport:
     tags: list[list[TagSlice]] | None = None
     drafted: dict | None = None
     drafts_note: str | None = None
+    gold_left: dict | None = None
 
 
 def eval_report(evals: list[RunEval], per_query: bool, gold: Gold | None = None,

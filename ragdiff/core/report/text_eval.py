@@ -75,6 +75,10 @@ def print_tables(report: EvalReport, console: Console, wide: Console) -> None:
         table.add_row(metric.name, *[fmt.number(means.get(metric.name), "eval") for _, means in columns])
     console.print(table)
     _print_bounds(console, evals)
+    if report.gold_left is not None:
+        left = report.gold_left
+        console.print(Text(visible(f"unjudged in the runs' top {left['pool_depth']}: {left['stopping']}")),
+                      soft_wrap=True)
     q = first.queries
     counted = "scored 0, in the means" if s.unanswerable_as_zero else "left out of the means"
     console.print(Text(f"queries: {len(q.scored)} scored · {len(q.unanswerable)} unanswerable ({counted})"))
