@@ -239,7 +239,9 @@ class _Arms(Order):
         super().__init__(pool)
         self.arm_items: list[np.ndarray] = []
         self.arm_query: list[int] = []
-        members: list[list[int]] = [[] for _ in range(len(pool))]
+        # item -> the arm of each run holding it, -1 for none: one array, where a list per item made ~190,000
+        # objects every full collection of the cyclic collector walked (145 -> 260 ms at 10,000 queries)
+        members = np.full((len(pool), pool.runs), -1, dtype=np.int64)
         # each query's items, in queue order, from one stable sort (a scan per query took 2 s at 10,000 queries)
         by_query = np.argsort(pool.query, kind="stable")
         starts = np.searchsorted(pool.query[by_query], np.arange(len(pool.queries) + 1))
@@ -251,19 +253,24 @@ class _Arms(Order):
                 if not len(inside):
                     continue
                 items = inside[np.argsort(pool.ranks[inside, r], kind="stable")]
-                for i in items:
-                    members[i].append(len(self.arm_items))
+                members[items, r] = len(self.arm_items)
                 self.arm_items.append(items)
                 self.arm_query.append(q)
-        self.members = members  # item -> the arms holding it
+        self.members = members
         self.head = [0] * len(self.arm_items)
         self.last_arm = -1
         self.offered: dict[int, int] = {}  # item -> the arm that offered it
         self.relevant_count = np.zeros(len(self.arm_items))
         self.judged_count = np.zeros(len(self.arm_items))
-        for i in np.flatnonzero(self.done):
-            for a in members[i]:
-                self._count(a, bool(self.gold[i]))
+        done = np.flatnonzero(self.done)
+        for arms, gold in zip(members[done].tolist(), self.gold[done].tolist()):
+            for a in arms:
+                if a >= 0:
+                    self._count(a, gold)
+
+    def _arms_of(self, i: int) -> list[int]:
+        """The arms holding item i, in arm order."""
+        return [int(a) for a in self.members[i] if a >= 0]
 
     def _count(self, arm: int, relevant: bool) -> None:
         self.relevant_count[arm] += relevant
@@ -303,13 +310,13 @@ class _Arms(Order):
     def _learn(self, i: int, relevant: bool) -> None:
         arm = self.offered.get(i)
         self.last_arm = arm if arm is not None else -1
-        for a in self.members[i]:
+        for a in self._arms_of(i):
             self._count(a, relevant)
 
     def _unlearn(self, i: int, relevant: bool) -> None:
         # the counts without the decision (a discounted count loses it undiscounted: the nearest the state
         # allows), and the arms' heads back where the chunk is offered again
-        for a in self.members[i]:
+        for a in self._arms_of(i):
             self.relevant_count[a] = max(0.0, self.relevant_count[a] - relevant)
             self.judged_count[a] = max(0.0, self.judged_count[a] - 1)
             self.head[a] = 0
@@ -329,7 +336,7 @@ class MoveToFront(_Arms):
         super()._learn(i, relevant)
         if not relevant:
             # the arm that offered it; a chunk decided elsewhere lowers every arm it heads
-            arms = [self.offered[i]] if i in self.offered else self.members[i]
+            arms = [self.offered[i]] if i in self.offered else self._arms_of(i)
             for a in arms:
                 self.priority[a] -= 1
             self.last_arm = -1
@@ -337,7 +344,7 @@ class MoveToFront(_Arms):
     def _unlearn(self, i: int, relevant: bool) -> None:
         super()._unlearn(i, relevant)
         if not relevant:
-            for a in [self.offered[i]] if i in self.offered else self.members[i]:
+            for a in [self.offered[i]] if i in self.offered else self._arms_of(i):
                 self.priority[a] += 1
 
 
