@@ -230,3 +230,38 @@ async def test_a_mark_in_the_review_teaches_the_order_and_its_undo_untaught(samp
         await type_fast(pilot, "u")
         assert not walk.order.done[i] and not walk.model.judged[i]
         assert walk.gold_left() == pytest.approx(left, abs=1e-9)
+
+
+async def test_a_decision_whose_save_failed_is_offered_again(sample_runs, tmp_path, settled, monkeypatch):
+    """The first decision's save fails (a full disk): the order forgets it, and the chunk comes back to be judged
+    before the queue leaves the query asked for."""
+    from ragdiff.app.session import LabelSession
+
+    real, calls = LabelSession._mark, []
+
+    def first_fails(self, *args):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return real(self, *args)
+
+    monkeypatch.setattr(LabelSession, "_mark", first_fails)
+    folder = demo_copy(sample_runs, tmp_path)
+    stripped = strip_judgments(folder / "gold.yaml", 10)
+    app = review(folder, "mtf")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled(pilot)
+        start = await at_a_stripped_query(pilot, stripped)
+        await type_fast(pilot, "J", "x")
+        screen = app.screen
+        queue, walk = screen.queue, screen.queue.walk
+        failed = queue.entries[start][0].chunk_id  # the first chunk offered: the query's best ranked
+        i = walk.pool.index[(start, failed)]
+        assert not queue.is_done(start, failed) and not walk.order.done[i] and not walk.model.judged[i]
+        size = queue.query_progress(start)[1]
+        await type_fast(pilot, *["x"] * (size - 1))  # the rest of the query
+        assert queue.entry_at(screen.position) == (start, queue.entries[start][0])  # offered again
+        await type_fast(pilot, "x")
+        marks = marks_written(folder / "gold.yaml")
+        assert [q for q, _, _ in marks] == [start] * size and marks[-1][1] == failed
+        assert queue.query_progress(start) == (size, size)
