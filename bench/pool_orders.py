@@ -2,7 +2,7 @@
 of the `rank` order, the gold-left estimate's error along the way, and how often the order moves to another
 query on the way to 80% (each move a new query for the reviewer to read) (bench/RESULTS.md, "Pool orders").
 
-    python bench/pool_orders.py [--pools 10,30] [--out bench/data/pool_orders] [--markdown]
+    python bench/pool_orders.py [--pools 10,30] [--out bench/data/pool_orders] [--orders ...] [--drafts C:E]
 
 Every number comes from `ragdiff judge RUN... --gold START --simulate ORACLE --order O --pool N --json`, the
 command a team runs on its own finished labels, with START a label file holding the queries and no judgment.
@@ -12,6 +12,11 @@ Collections:
   of bm25 and dense (plus 14 chunks found while reading): deeper chunks are unjudged, so not relevant to the
   oracle, and a pool deeper than 10 holds little gold past rank 10 by construction.
 - synthetic-a, synthetic-b: fully judged by construction (`synthetic` below), every chunk's relevance known.
+
+`--drafts C:E` starts every replay from drafted labels instead (`drafted_start`): a simulated model drafts a share C
+of each query's chunks in the runs' merged top 10, the oracle's grade (0 where it has none) flipped with
+probability E (gold to 0, not gold to 1), seeded. The queue offers drafted chunks like any other; the gold-left
+model takes the drafts as soft evidence (core/judge/pool_order.py, GoldModel).
 
 The generator (`synthetic`, seeded; same seed, same files): per query a private set of 400 candidate chunks;
 12% of the queries have no gold (the "none" queries), the rest 1 + NegBin(2, 0.3) gold chunks (mean ~5.7,
@@ -119,6 +124,40 @@ def collections(out: Path) -> dict[str, dict]:
     return found
 
 
+def drafted_start(spec: dict, coverage: float, error: float, out: Path, seed: int = 5) -> Path:
+    """START with drafted labels over the runs' merged top 10 (the module's docstring)."""
+    import polars as pl
+
+    from ragdiff.core.io.runs import load_run
+    from ragdiff.core.labels.gold import load_gold
+
+    rng = np.random.default_rng(seed)
+    oracle = load_gold(spec["oracle"]).qrels("gold")
+    grade = {(q, c): g for q, c, g in oracle.iter_rows()}
+    top = pl.concat([load_run(path).frame.filter(pl.col("rank") <= 10).select("query_id", "chunk_id")
+                     for path in spec["runs"]]).unique(maintain_order=True)
+    drafts: dict[str, dict[str, int]] = {}
+    for qid, chunk in top.iter_rows():
+        if rng.random() >= coverage:
+            continue
+        true = max(grade.get((qid, chunk), 0), 0)
+        said = (0 if true else 1) if rng.random() < error else true
+        drafts.setdefault(qid, {})[chunk] = said
+    lines = spec["start"].read_text(encoding="utf-8").splitlines()
+    out_lines, current = [], None
+    for line in lines:
+        out_lines.append(line)
+        if line.startswith("  - id: "):
+            qid = json.loads(line[len("  - id: "):])
+            current = drafts.get(qid)
+        elif line.startswith("    text: ") and current:
+            out_lines.append("    drafted: {" + ", ".join(f"{_yaml_id(c)}: {g}" for c, g in sorted(current.items()))
+                             + "}")
+    path = out / f"start-drafted-{coverage}-{error}.yaml"
+    path.write_text("\n".join(out_lines) + "\n", encoding="utf-8")
+    return path
+
+
 def replay(spec: dict, order: str, pool: int) -> dict:
     cmd = [*RAGDIFF, "judge", *map(str, spec["runs"]), "--gold", str(spec["start"]), "--simulate",
            str(spec["oracle"]), "--order", order, "--pool", str(pool), "--json"]
@@ -133,8 +172,13 @@ def main() -> int:
     parser.add_argument("--pools", default="10,30")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "data" / "pool_orders")
     parser.add_argument("--orders", default=",".join(ORDERS))
+    parser.add_argument("--drafts", metavar="C:E", help="start from drafted labels: share C drafted, share E wrong")
     args = parser.parse_args()
     found = collections(args.out)
+    if args.drafts:
+        coverage, error = (float(x) for x in args.drafts.split(":"))
+        for name, spec in found.items():
+            spec["start"] = drafted_start(spec, coverage, error, spec["start"].parent)
     rows = []
     for name, spec in found.items():
         for pool in (int(p) for p in args.pools.split(",")):

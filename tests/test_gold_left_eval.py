@@ -69,6 +69,42 @@ def test_a_drafted_query_pools_its_drafted_chunks_from_the_runs_too(sample_runs,
     queued, direct = pools(folder)
     assert direct.chunk_ids == queued.chunk_ids and np.array_equal(direct.ranks, queued.ranks)
     assert "nowhere#0" in direct.chunk_ids  # a drafted query's drafted chunk, which no run returned
+    # what each draft says, the same either way: a draft without a grade is gold, a drafted 2 gold too
+    assert np.array_equal(direct.drafted, queued.drafted)
+    said = {direct.chunk_ids[i]: int(direct.drafted[i]) for i in np.flatnonzero(direct.drafted)}
+    assert said == {"argparse#0": 1, "nowhere#0": 1}
+    assert pools(folder, threshold=3)[1].drafted[direct.chunk_ids.index("nowhere#0")] == -1
+
+
+def test_a_pool_without_drafts_has_no_draft_column(sample_runs, tmp_path):
+    folder = demo_copy(sample_runs, tmp_path)
+    partly_judged(folder)
+    queued, direct = pools(folder)
+    assert queued.drafted is None and direct.drafted is None
+    assert GoldModel(direct).columns == 1 + 2 * (len(pool_order._BUCKET_EDGES) + 1)
+
+
+def one_query_pool(n: int, drafted: list[int] | None) -> Pool:
+    """n chunks of one query, each ranked i + 1 by the one run, none judged."""
+    pool = Pool(("q",), [f"c{i}" for i in range(n)], np.zeros(n, dtype=np.int64),
+                np.arange(1, n + 1).reshape(n, 1), 10, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+    if drafted is not None:
+        pool.drafted = np.array(drafted, dtype=np.int8)
+    return pool
+
+
+def test_drafts_seed_the_model_and_judgments_teach_it_how_far_to_trust_them():
+    plain = GoldModel(one_query_pool(6, None)).probabilities()
+    seeded = GoldModel(one_query_pool(6, [1, -1, 0, 1, -1, 0])).probabilities()
+    assert seeded[0] > plain[0] and seeded[3] > plain[3]  # drafted relevant: more likely gold
+    assert seeded[1] < plain[1] and seeded[4] < plain[4]  # drafted not relevant: less
+    # a drafter wrong every time: people judge its drafted-relevant chunks not relevant, and the model learns it
+    n = 60
+    model = GoldModel(one_query_pool(n, [1] * n))
+    before = model.weights[-3]
+    for i in range(0, n, 2):
+        model.tell_index(i, False)
+    assert model.weights[-3] < before - 1
 
 
 def _old_curvature(hot: np.ndarray, curvature: np.ndarray, columns: int) -> np.ndarray:
@@ -194,7 +230,8 @@ def test_eval_gold_left_at_threshold_2(sample_runs, tmp_path, capsys):
     direct = gold_left(runs, load_gold(gold), threshold=2)
     assert note["gold_found"] == direct["gold_found"] < gold_left(runs, load_gold(gold))["gold_found"]
     assert note["gold_left"] == direct["gold_left"]
-    assert note["stopping"] == sentence(direct["gold_left"], direct["unjudged"], bounds(runs, load_gold(gold), threshold=2))
+    per_run = bounds(runs, load_gold(gold), threshold=2)
+    assert note["stopping"] == sentence(direct["gold_left"], direct["unjudged"], per_run)
 
 
 def test_eval_gold_left_with_trec_eval_is_refused(sample_runs, capsys):

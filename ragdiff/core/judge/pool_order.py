@@ -57,11 +57,20 @@ _NEWTON_STEPS = 8
 _MAX_STEP = 2.0  # largest change of one weight per Newton step
 _QUERY_WEIGHT = 1.0  # pseudo-gold behind a query's factor
 _ARM_WEIGHT = 1.0  # pseudo-gold behind a (query, run)'s factor
+# a drafted label's first guess, in logit: a drafter right about 4 times in 5 (odds e^1.5 = 4.5), for a draft
+# saying relevant (+) or not (-); learnt from the drafted chunks people judge (bench/RESULTS.md, "Drafted labels")
+_DRAFT_LIFT = 1.5
 
 
 def is_relevant(kind: str | None, grade: int | None, threshold: int = 1) -> bool:
     """A judgment that counts as gold at `threshold` (grade >= threshold; gold without a grade is grade 1)."""
     return kind == vocab.GOLD and (1 if grade is None else grade) >= threshold
+
+
+def draft_says(grade: int | None, threshold: int = 1) -> int:
+    """What a drafted grade says, read as the judgment accepting it would be (a drafted 0 is not relevant, a draft
+    without a grade is gold): +1 gold at `threshold`, -1 not."""
+    return 1 if is_relevant(vocab.GOLD, grade, threshold) else -1
 
 
 @dataclass
@@ -77,6 +86,8 @@ class Pool:
     judged: np.ndarray  # bool: judged when the queue was built
     relevant: np.ndarray  # bool: of those, the gold ones
     entry: np.ndarray | None = None  # int, per item: its index in the queue's list of its query (from_queue)
+    # int8, per item: what a model drafted for an unjudged chunk (`draft_says`: +1, -1; 0 no draft); None: no draft
+    drafted: np.ndarray | None = None
     _index: dict[tuple[str, str], int] | None = field(default=None, repr=False)
 
     @property
@@ -93,7 +104,7 @@ class Pool:
 
     @classmethod
     def from_queue(cls, queue: JudgeQueue, threshold: int = 1) -> Pool:
-        chunk_ids, query, entry_index, ranks, judged, relevant = [], [], [], [], [], []
+        chunk_ids, query, entry_index, ranks, judged, relevant, drafted = [], [], [], [], [], [], []
         for qi, qid in enumerate(queue.queries):
             for ei, entry in enumerate(queue.entries.get(qid, ())):
                 if not entry.pooled:
@@ -103,14 +114,18 @@ class Pool:
                 entry_index.append(ei)
                 ranks.append([0 if r is None else r for r in entry.ranks])
                 done = queue.is_judged(qid, entry.chunk_id)
+                kind, grade = queue.label_of(qid, entry.chunk_id)
                 judged.append(done)
-                relevant.append(done and is_relevant(*queue.label_of(qid, entry.chunk_id), threshold))
+                relevant.append(done and is_relevant(kind, grade, threshold))
+                drafted.append(draft_says(grade, threshold) if not done and kind == vocab.DRAFTED else 0)
         runs = len(queue.run_names)
         pool = cls(tuple(queue.queries), chunk_ids, np.array(query, dtype=np.int64),
                    np.array(ranks, dtype=np.int64).reshape(len(chunk_ids), runs), queue.depth,
                    np.array(judged, dtype=bool), np.array(relevant, dtype=bool))
         pool.index = {(queue.queries[q], c): i for i, (q, c) in enumerate(zip(query, chunk_ids))}
         pool.entry = np.array(entry_index, dtype=np.int64)
+        if any(drafted):
+            pool.drafted = np.array(drafted, dtype=np.int8)
         return pool
 
     @classmethod
@@ -135,7 +150,20 @@ class Pool:
                  .reshape(frame.height, len(rank_cols)))
         query_ids = tuple(queries.get_column("query_id").to_list())
         chunk_ids = frame.get_column("chunk_id").to_list()
-        return cls(query_ids, chunk_ids, query, ranks, depth, judged, relevant)
+        pool = cls(query_ids, chunk_ids, query, ranks, depth, judged, relevant)
+        if gold.drafts.height:
+            import polars as pl
+
+            # the store shows a draft where the chunk has no judgment row at all (core/labels/store.py)
+            drafts = gold.drafts.select("query_id", "chunk_id", "grade", has_draft=pl.lit(True))
+            said = (frame.select("query_id", "chunk_id", "level")
+                    .join(drafts, on=["query_id", "chunk_id"], how="left", maintain_order="left"))
+            rows = np.flatnonzero((said.get_column("has_draft").fill_null(False)
+                                   & said.get_column("level").is_null()).to_numpy())
+            if len(rows):
+                pool.drafted = np.zeros(len(pool), dtype=np.int8)
+                pool.drafted[rows] = [draft_says(g, threshold) for g in said.get_column("grade").gather(rows).to_list()]
+        return pool
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -386,7 +414,10 @@ class GoldModel:
        are both in it), fitted to every decision so far in any query (maximum a posteriori, Newton steps, a
        Gaussian prior of precision 1 on each weight centred on a first guess: P(gold) = 1 / (rank + 1) for a
        chunk one run returned, 2% for one no run returned near the top). It is refitted whenever the decisions
-       have grown by 2% since the last fit, and after each of the first 50;
+       have grown by 2% since the last fit, and after each of the first 50. A pool with drafted labels (a model's,
+       not yet read by a person) has one indicator more per chunk: drafted relevant, drafted not relevant, or no
+       draft, its prior centred on a drafter right about 4 times in 5 (logit +1.5 / -1.5 / 0), so drafts seed the
+       model before any decision and the drafted chunks people judge teach it how far to trust them;
     2. per query, the odds scaled by (gold found + 1) / (gold the model expected among its judged chunks + 1),
        so a query whose chunks keep being gold rises and an unanswerable one sinks;
     3. per query and run, the same ratio over the judged chunks of that run's top `depth` in that query (what the
@@ -407,6 +438,11 @@ class GoldModel:
         base = math.log(_BASE_RATE / (1 - _BASE_RATE))
         lift = np.log(_BUCKET_PRIOR / (1 - _BUCKET_PRIOR)) - base
         self.prior = np.concatenate([[base], np.tile(np.concatenate([[0.0], lift]), pool.runs)])
+        if pool.drafted is not None and pool.drafted.any():
+            said = self.columns + np.where(pool.drafted > 0, 0, np.where(pool.drafted < 0, 1, 2))
+            self.hot = np.concatenate([self.hot, said[:, None]], axis=1)
+            self.prior = np.concatenate([self.prior, [_DRAFT_LIFT, -_DRAFT_LIFT, 0.0]])
+            self.columns += 3
         self.weights = self.prior.copy()
         self.query_rel = np.zeros(len(pool.queries))
         self.judged = np.zeros(len(pool), dtype=bool)
