@@ -11,9 +11,10 @@ import pytest
 
 from ragdiff.cli.main import main
 from ragdiff.core.io.runs import load_run
-from ragdiff.core.judge import pool_order
 from ragdiff.core.judge.pool import JudgeQueue
-from ragdiff.core.judge.pool_order import GoldModel, Pool, _curvature
+from ragdiff.core.judge import gold_model
+from ragdiff.core.judge.gold_model import GoldModel, _curvature
+from ragdiff.core.judge.pool_order import Pool
 from ragdiff.core.judge.stopping import bounds, gold_left, sentence
 from ragdiff.core.labels.gold import load_gold
 
@@ -81,7 +82,7 @@ def test_a_pool_without_drafts_has_no_draft_column(sample_runs, tmp_path):
     partly_judged(folder)
     queued, direct = pools(folder)
     assert queued.drafted is None and direct.drafted is None
-    assert GoldModel(direct).columns == 1 + 2 * (len(pool_order._BUCKET_EDGES) + 1)
+    assert GoldModel(direct).columns == 1 + 2 * (len(gold_model._BUCKET_EDGES) + 1)
 
 
 def one_query_pool(n: int, drafted: list[int] | None) -> Pool:
@@ -119,7 +120,7 @@ def _old_curvature(hot: np.ndarray, curvature: np.ndarray, columns: int) -> np.n
 @pytest.mark.parametrize("runs, rows, seed", [(1, 7, 0), (2, 500, 1), (3, 4000, 2), (5, 1, 3)])
 def test_the_curvature_is_the_old_loops_to_the_bit(runs, rows, seed):
     rng = np.random.default_rng(seed)
-    nb = len(pool_order._BUCKET_EDGES) + 1
+    nb = len(gold_model._BUCKET_EDGES) + 1
     columns = 1 + runs * nb
     hot = np.concatenate([np.zeros((rows, 1), dtype=np.int64),
                           1 + np.arange(runs) * nb + rng.integers(0, nb, size=(rows, runs))], axis=1)
@@ -137,7 +138,7 @@ def test_the_model_fitted_at_once_is_the_model_told_one_by_one(sample_runs, tmp_
     partly_judged(folder)
     _, pool = pools(folder, names=(*RUNS, "bm25.jsonl"))  # three runs (one twice: the same ranks in two slots)
     new = GoldModel(pool)
-    monkeypatch.setattr(pool_order, "_curvature", _old_curvature)
+    monkeypatch.setattr(gold_model, "_curvature", _old_curvature)
     blank = Pool(pool.queries, pool.chunk_ids, pool.query, pool.ranks, pool.depth,
                  np.zeros(len(pool), dtype=bool), np.zeros(len(pool), dtype=bool))
     old = GoldModel(blank)

@@ -14,7 +14,8 @@ from ragdiff.cli.main import main
 from ragdiff.core.io.choices import POOL_ORDERS
 from ragdiff.core.labels.gold import load_gold
 from ragdiff.core.judge.pool import JudgeQueue
-from ragdiff.core.judge.pool_order import GoldModel, Pool, make_order
+from ragdiff.core.judge.gold_model import GoldModel
+from ragdiff.core.judge.pool_order import Pool, make_order
 from ragdiff.core.judge.pool_replay import replay_pool, simulate
 from ragdiff.core.io.runs import load_run
 

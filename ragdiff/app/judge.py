@@ -191,7 +191,7 @@ class JudgeScreen(Deciding, CorpusSearching, Screen):
         view.show(self._text(qid, entry.chunk_id))
 
     def _estimate(self) -> None:
-        """The gold-left estimate (core/pool_order.py, GoldModel) the header and the query line show. Worked out
+        """The gold-left estimate (core/judge/gold_model.py, GoldModel) the header and the query line show. Worked out
         at once the first time; after that once after the frame that shows the next chunk, for every decision
         made before it: at 195,000 pooled chunks it takes ~30 ms (bench/RESULTS.md, "The judging queue"), which
         the frame of each decision waited for, and a burst of keys pays it once."""

@@ -4,7 +4,7 @@ The queue is built as `ragdiff judge` builds it (runs, the label file it starts 
 for one chunk after another and the oracle answers each (a chunk the oracle has not judged is not relevant).
 The replay never looks at the oracle to decide when to leave a query: it asks until the pool is judged.
 
-The gold left: after each judgment, `GoldModel.gold_left()` (core/judge/pool_order.py) estimates the gold still
+The gold left: after each judgment, `GoldModel.gold_left()` (core/judge/gold_model.py) estimates the gold still
 unjudged in the pool, whichever order asks; its error along the replay is the estimate minus the truth (the
 oracle's gold among the unjudged chunks), averaged over every step (`estimate_error`: `mean_signed`, `mean_abs`,
 `max_abs`; `per_query_mean_abs` is each query's |estimate - truth| averaged over the queries, then the steps;
@@ -20,7 +20,8 @@ import polars as pl
 
 from ragdiff.core.labels.gold import Gold
 from ragdiff.core.judge.pool import JudgeQueue
-from ragdiff.core.judge.pool_order import GoldModel, Pool, make_order, percent_needed
+from ragdiff.core.judge.gold_model import GoldModel
+from ragdiff.core.judge.pool_order import Pool, make_order, percent_needed
 from ragdiff.core.io.runs import Run
 
 PERCENTS = (50, 80, 90, 95, 100)
@@ -121,7 +122,7 @@ def replay_pool(pool: Pool, truth: np.ndarray, order_name: str) -> Replay:
         curve.append([judgments, found])
     err = np.array(errors)
     estimate_error = {
-        "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks; a "
+        "estimator": "GoldModel (core/judge/gold_model.py): the sum of P(gold) over the unjudged pooled chunks; a "
                      "logistic regression on each run's rank bucket, with per-query and per-(query, run) factors",
         "steps": len(err),
         "mean_abs": round(float(np.abs(err).mean()), 3),

@@ -27,13 +27,14 @@ def gold_left(runs: list[Run], gold: Gold, depth: int = POOL_DEPTH, threshold: i
     unjudged chunks (most expected first)."""
     import numpy as np
 
-    from ragdiff.core.judge.pool_order import GoldModel, Pool
+    from ragdiff.core.judge.gold_model import GoldModel
+    from ragdiff.core.judge.pool_order import Pool
 
     pool = Pool.from_runs(runs, gold, depth, threshold)
     total, expected = GoldModel(pool).gold_left()
     doc = {"pool_size": len(pool), "judged": int(pool.judged.sum()), "gold_found": int(pool.relevant.sum()),
            "unjudged": int((~pool.judged).sum()), "gold_left": round(total, 2),
-           "estimator": "GoldModel (core/judge/pool_order.py): the sum of P(gold) over the unjudged pooled chunks"}
+           "estimator": "GoldModel (core/judge/gold_model.py): the sum of P(gold) over the unjudged pooled chunks"}
     if per_query:
         unjudged = np.bincount(pool.query[~pool.judged], minlength=len(pool.queries))
         found = np.bincount(pool.query[pool.relevant], minlength=len(pool.queries))
