@@ -137,9 +137,10 @@ def test_a_failed_save_is_offered_again(lesson):
     assert queue.next_unjudged() == first
 
 
-def test_gold_left_says_what_stopping_leaves_with_evals_own_bound(sample_runs, tmp_path, capsys):
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_gold_left_says_what_stopping_leaves_with_evals_own_bound(sample_runs, tmp_path, capsys, threshold):
     """`judge --gold-left`: the stopping suggestion names recall@10's bound per run, the very number `ragdiff eval
-    -k 10 --json` gives as its upper bound, and the estimate --json reports."""
+    -k 10 --json` gives as its upper bound at the same --threshold, and the estimate --json reports."""
     import json
 
     from ragdiff.cli.main import main
@@ -148,16 +149,17 @@ def test_gold_left_says_what_stopping_leaves_with_evals_own_bound(sample_runs, t
     # five queries whose only gold no run returns, their pools unjudged: a miss each that the bound may turn
     for qid in strip_judgments(folder / "gold.yaml", 5):
         text = (folder / "gold.yaml").read_text()
-        (folder / "gold.yaml").write_text(text.replace(f"  - id: {qid}\n", f"  - id: {qid}\n    gold: [nowhere#0]\n", 1))
+        (folder / "gold.yaml").write_text(text.replace(f"  - id: {qid}\n", f"  - id: {qid}\n    gold: {{nowhere#0: 3}}\n", 1))
     runs = [str(folder / "bm25.jsonl"), str(folder / "dense.jsonl")]
-    assert main(["judge", *runs, "--gold", str(folder / "gold.yaml"), "--gold-left", "--json"]) == 0
+    at = ["--threshold", str(threshold)]
+    assert main(["judge", *runs, "--gold", str(folder / "gold.yaml"), "--gold-left", "--json", *at]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert main(["judge", *runs, "--gold", str(folder / "gold.yaml"), "--gold-left"]) == 0
+    assert main(["judge", *runs, "--gold", str(folder / "gold.yaml"), "--gold-left", *at]) == 0
     out = " ".join(capsys.readouterr().out.split())
     bounds = []
     for run in runs:
         assert main(["eval", run, "--gold", str(folder / "gold.yaml"), "-k", "10", "--metrics", "recall@10",
-                     "--json"]) == 0
+                     "--json", *at]) == 0
         entry = json.loads(capsys.readouterr().out)["runs"][0]
         bounds.append((entry["name"], entry["metrics"]["recall@10"], entry["upper_bound"]["recall@10"]["value"]))
     assert any(b > v for _, v, b in bounds)  # the bound is above the value: there is something to find

@@ -204,7 +204,7 @@ def run_gold_left(args: argparse.Namespace) -> int:
     from ragdiff.core.judge.stopping import bounds, sentence
 
     console = table_console()
-    console.print(Text(f"{sentence(total, doc['unjudged'], bounds(runs, gold))} ({doc['pool_size']} pooled, "
+    console.print(Text(f"{sentence(total, doc['unjudged'], bounds(runs, gold, threshold=args.threshold))} ({doc['pool_size']} pooled, "
                        f"{doc['judged']} judged, {doc['gold_found']} gold found); the gold is an estimate from the "
                        "judgments so far, which runs low while few chunks of a kind have been judged "
                        "(bench/RESULTS.md, \"Pool orders\")"), soft_wrap=True)
