@@ -5,6 +5,8 @@ show the gold-left estimate and the stopping suggestion."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pytest
 
 from ragdiff.app.app import ReviewApp, ReviewInputs
@@ -94,24 +96,26 @@ def marks_written(gold) -> list[tuple[str, str, str]]:
     return [(r["query"], r["chunk"], r["label"]) for r in journal(gold) if r["type"] == "mark"]
 
 
-async def at_a_stripped_query(pilot, stripped: list[str]) -> str:
-    """The review's cursor moved (]) to the first listed query whose judgments were removed."""
-    app = pilot.app
-    listed = list(app.query_one("#queries").ids)
-    target = next(q for q in listed if q in stripped)
-    await type_fast(pilot, *["right_square_bracket"] * listed.index(target))
-    assert app.selected_query == target
-    return target
+@asynccontextmanager
+async def at_a_stripped_query(sample_runs, tmp_path, settled, order: str, size: tuple[int, int] = SIZE):
+    """A copy of the sample set with ten queries' judgments removed, the review open on it under `order` and its
+    cursor moved (]) to the first listed query of those: (app, pilot, folder, that query)."""
+    folder = demo_copy(sample_runs, tmp_path)
+    stripped = strip_judgments(folder / "gold.yaml", 10)
+    app = review(folder, order)
+    async with app.run_test(size=size) as pilot:
+        await settled(pilot)
+        listed = list(app.query_one("#queries").ids)
+        target = next(q for q in listed if q in stripped)
+        await type_fast(pilot, *["right_square_bracket"] * listed.index(target))
+        assert app.selected_query == target
+        yield app, pilot, folder, target
+
 
 
 @pytest.mark.parametrize("order", ["mtf", "bandit"])
 async def test_keys_in_a_burst_land_on_the_chunks_the_order_offered(sample_runs, tmp_path, settled, order):
-    folder = demo_copy(sample_runs, tmp_path)
-    stripped = strip_judgments(folder / "gold.yaml", 10)
-    app = review(folder, order)
-    async with app.run_test(size=SIZE) as pilot:
-        await settled(pilot)
-        start = await at_a_stripped_query(pilot, stripped)
+    async with at_a_stripped_query(sample_runs, tmp_path, settled, order) as (app, pilot, folder, start):
         replay = Replay(queue_of(folder, order), start)
         replay.keys(BURST)
         rank = Replay(queue_of(folder, "rank"), start)
@@ -180,14 +184,9 @@ async def test_the_header_estimates_the_gold_left_and_the_status_says_what_stopp
         sample_runs, tmp_path, settled):
     """The header and the query line carry the order's estimate; the status line the stopping suggestion with
     recall@10's bounds from the label file as it is at each J: a review mark between two J's moves them."""
-    folder = demo_copy(sample_runs, tmp_path)
-    stripped = strip_judgments(folder / "gold.yaml", 10)
-    app = review(folder, "mtf")
-    runs = [load_run(folder / "bm25.jsonl"), load_run(folder / "dense.jsonl")]
-    status = lambda: " ".join(str(app.screen.query_one("#judge-status").render()).split())  # noqa: E731
-    async with app.run_test(size=(160, 40)) as pilot:
-        await settled(pilot)
-        start = await at_a_stripped_query(pilot, stripped)
+    async with at_a_stripped_query(sample_runs, tmp_path, settled, "mtf", (160, 40)) as (app, pilot, folder, start):
+        runs = [load_run(folder / "bm25.jsonl"), load_run(folder / "dense.jsonl")]
+        status = lambda: " ".join(str(app.screen.query_one("#judge-status").render()).split())  # noqa: E731
         await type_fast(pilot, "J")
         screen = app.screen
         walk = screen.queue.walk
@@ -212,12 +211,7 @@ async def test_the_header_estimates_the_gold_left_and_the_status_says_what_stopp
 async def test_a_mark_in_the_review_teaches_the_order_and_its_undo_untaught(sample_runs, tmp_path, settled):
     """Marks made in the review while the queue exists reach it through the judgment store: the order counts the
     chunk as judged (no longer offered, out of the estimate); the review's undo puts it back."""
-    folder = demo_copy(sample_runs, tmp_path)
-    stripped = strip_judgments(folder / "gold.yaml", 10)
-    app = review(folder, "bandit")
-    async with app.run_test(size=SIZE) as pilot:
-        await settled(pilot)
-        start = await at_a_stripped_query(pilot, stripped)
+    async with at_a_stripped_query(sample_runs, tmp_path, settled, "bandit") as (app, pilot, folder, start):
         await type_fast(pilot, "J", "escape")
         walk = app._judge_queue.walk
         left = walk.gold_left()
@@ -246,12 +240,7 @@ async def test_a_decision_whose_save_failed_is_offered_again(sample_runs, tmp_pa
         return real(self, *args)
 
     monkeypatch.setattr(LabelSession, "_mark", first_fails)
-    folder = demo_copy(sample_runs, tmp_path)
-    stripped = strip_judgments(folder / "gold.yaml", 10)
-    app = review(folder, "mtf")
-    async with app.run_test(size=SIZE) as pilot:
-        await settled(pilot)
-        start = await at_a_stripped_query(pilot, stripped)
+    async with at_a_stripped_query(sample_runs, tmp_path, settled, "mtf") as (app, pilot, folder, start):
         await type_fast(pilot, "J", "x")
         screen = app.screen
         queue, walk = screen.queue, screen.queue.walk
